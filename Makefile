@@ -1,0 +1,53 @@
+# weft: the two commands that matter are `make test` and `make bench`.
+#   make test        build and run the whole suite three times: optimised,
+#                    ASan+UBSan, and TSan (each test case has a timeout)
+#   make bench       build and run the benchmarks against the peers
+#   make bench-smoke the same, tiny sizes (CI keeps the peers building)
+#   make format      clang-format every C file; make format-check verifies
+JOBS ?= 2
+CMAKE ?= cmake
+TSAN_CC ?= clang
+
+.PHONY: all test test-release test-asan test-tsan bench bench-smoke format format-check clean
+
+all:
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(CMAKE) --build build/release -j$(JOBS)
+
+test: format-check test-release test-asan test-tsan
+
+test-release:
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON
+	$(CMAKE) --build build/release -j$(JOBS)
+	cd build/release && ctest -j$(JOBS) --output-on-failure
+
+test-asan:
+	$(CMAKE) -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=ON -DWEFT_SANITIZE=address
+	$(CMAKE) --build build/asan -j$(JOBS)
+	cd build/asan && ctest -j$(JOBS) --output-on-failure
+
+test-tsan:
+	CC=$(TSAN_CC) $(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=ON -DWEFT_SANITIZE=thread
+	$(CMAKE) --build build/tsan -j$(JOBS)
+	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j$(JOBS) --output-on-failure
+
+bench:
+	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
+	$(CMAKE) --build build/bench -j$(JOBS)
+	bench/run.sh build/bench
+
+bench-smoke:
+	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
+	$(CMAKE) --build build/bench -j$(JOBS)
+	bench/run.sh --smoke build/bench
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+clean:
+	rm -rf build

@@ -1,0 +1,195 @@
+/* weft: a work-stealing task scheduler for C11 that sleeps well.
+ *
+ * One header, the whole public API. Every function documents which threads
+ * may call it, whether it blocks or keeps running jobs while it waits, its
+ * memory effect and its return values.
+ *
+ * Vocabulary:
+ *  - a *pool* owns worker threads, each with its own deque of jobs;
+ *  - a *worker* is one of those threads; any other thread is *outside*;
+ *  - a call that *participates* keeps executing other jobs of the pool on the
+ *    calling worker while it waits, so it never blocks a worker thread;
+ *  - a call that *blocks* suspends the calling thread (on a futex) until done.
+ *
+ * Functions that can fail return 0 or a positive errno value; none of them
+ * sets the global errno, and none aborts the process on a recoverable error.
+ * Jobs must not unwind through weft (no longjmp out of a job, no C++
+ * exception escaping a callback).
+ */
+#ifndef WEFT_H
+#define WEFT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "weft/version.h"
+
+#if defined(_WIN32) && defined(WEFT_SHARED_BUILD)
+#define WEFT_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define WEFT_API __attribute__((visibility("default")))
+#else
+#define WEFT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library's version as "MAJOR.MINOR.PATCH"; compare it with the
+ * WEFT_VERSION_* macros to detect a header/library mismatch.
+ * Any thread. Never fails. */
+WEFT_API const char *weft_version(void);
+
+/* A job: a function and the argument it is called with. */
+typedef void weft_fn(void *arg);
+
+typedef struct weft_pool weft_pool;
+
+/* What an idle worker does when it finds no work.
+ *  WEFT_LEAVE_AUTOMATIC: keep searching for a short while (a few rounds over
+ *    every deque and the injector, yielding the CPU between rounds) before
+ *    sleeping, so that work arriving soon after starts without a wake-up.
+ *  WEFT_LEAVE_FAST: sleep after the first fruitless search; lowest CPU cost,
+ *    a futex wake-up on the next job. */
+typedef enum { WEFT_LEAVE_AUTOMATIC = 0, WEFT_LEAVE_FAST } weft_leave;
+
+/* The sleep protocol.
+ *  WEFT_WAKE_TARGETED: a new job wakes one sleeper, and only when too few
+ *    workers are searching; a finished job wakes only the thread waiting for
+ *    it (docs/sleep.md).
+ *  WEFT_WAKE_ALL: the legacy protocol: any new job or finished job wakes
+ *    every sleeping worker. Kept so both can be measured side by side. */
+typedef enum { WEFT_WAKE_TARGETED = 0, WEFT_WAKE_ALL } weft_wake;
+
+/* The largest number of workers a pool may have. */
+#define WEFT_THREADS_MAX 4096u
+
+/* The default worker stack: 16 MiB of address space (only touched pages
+ * cost memory). A worker that waits for a stolen job runs other jobs on top of
+ * its stack, so nesting depth adds up; 16 MiB holds more than 100,000 nested
+ * weft_join frames in an optimised build and 10,000 under AddressSanitizer. */
+#define WEFT_STACK_SIZE_DEFAULT ((size_t)16 << 20)
+
+/* Pool configuration. A zero-initialised struct means all defaults. */
+typedef struct weft_config {
+    unsigned threads;  /* 0: $WEFT_NUM_THREADS if set to a valid number, else the
+                          CPUs this process may run on (sched_getaffinity) */
+    unsigned contexts; /* extra contexts for non-worker threads; must be 0 until
+                          contexts land (EINVAL otherwise) */
+    size_t stack_size; /* 0: WEFT_STACK_SIZE_DEFAULT; else at least 64 KiB */
+    const char *name;  /* thread-name prefix, threads are "<name>-<index>"
+                          (truncated to the OS limit); NULL: "weft" */
+    weft_leave leave;  /* what idle workers do when they find no work */
+    weft_wake wake;    /* sleep protocol */
+    void (*on_start)(unsigned worker, void *user); /* run first on each worker */
+    void (*on_exit)(unsigned worker, void *user);  /* run last on each worker */
+    void *user;                                    /* passed to on_start/on_exit */
+} weft_config;
+
+/* Create a pool and start its workers.
+ * config may be NULL (all defaults); it is not referenced after the call
+ * (name is copied).
+ * Any thread. Blocks only while threads are created.
+ * Returns 0 and sets *pool, or:
+ *  EINVAL  pool is NULL; threads > WEFT_THREADS_MAX; stack_size nonzero and
+ *          below 64 KiB; leave or wake not one of the enumerators; contexts
+ *          nonzero;
+ *  ENOMEM  out of memory;
+ *  EAGAIN  the system could not create a thread.
+ * On error nothing is left behind and *pool is unchanged. */
+WEFT_API int weft_pool_create(weft_pool **pool, const weft_config *config);
+
+/* Finish every job queued or spawned in the pool (including jobs those jobs
+ * spawn), stop the workers, join them and free the pool.
+ * Any thread except the pool's own workers; other threads must not submit to
+ * the pool concurrently with or after this call (jobs running inside the pool
+ * may still spawn, and that work is finished too). Blocks.
+ * Memory: everything the pool's jobs wrote is visible when it returns.
+ * Returns 0, or:
+ *  EINVAL   pool is NULL or the default pool (which lives until exit);
+ *  EDEADLK  called from a job running in this pool: nothing is destroyed. */
+WEFT_API int weft_pool_destroy(weft_pool *pool);
+
+/* The process-wide default pool: created with default settings on first use
+ * (thread-safe), lives until the process exits. Any thread. Returns NULL only
+ * if it could not be created (out of memory or threads); later calls try
+ * again. */
+WEFT_API weft_pool *weft_pool_default(void);
+
+/* Number of workers in pool (NULL: the default pool). Any thread. */
+WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
+
+/* The calling thread's index in its pool: 0..threads-1 on a worker, -1 on
+ * any other thread. Any thread. */
+WEFT_API int weft_thread_index(void);
+
+/* Run fn(arg) inside pool (NULL: the default pool) and return when it has
+ * finished.
+ *  - outside any pool: the job is injected and the caller blocks;
+ *  - on a worker of pool: fn runs at once on this thread;
+ *  - on a worker of another pool: the job is injected into pool and the
+ *    caller participates in its own pool until fn has finished.
+ * Any thread. Memory: everything before the call is visible to fn, and
+ * everything fn wrote is visible after the call returns.
+ * If the default pool cannot be created, fn runs on the calling thread. */
+WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
+
+/* Run a(a_arg) and b(b_arg), potentially in parallel, and return when both
+ * have finished. On a worker: b is offered to thieves, a runs at once on this
+ * thread, then b runs here too unless it was stolen, in which case the caller
+ * participates until it has finished. Allocates nothing. Outside any pool: runs
+ * on the default pool as weft_run does (the caller blocks).
+ * Any thread. Memory: as weft_run, for both functions. */
+WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
+
+/* Queue fn(arg) to run in pool (NULL: the default pool) without waiting for
+ * it. On a worker of pool the job goes to that worker's deque, elsewhere to
+ * the pool's injector. weft_pool_destroy finishes it before returning.
+ * Any thread (see weft_pool_destroy for the shutdown rule). Never blocks.
+ * Memory: everything before the call is visible to fn.
+ * Returns 0, or:
+ *  EINVAL  fn is NULL;
+ *  ENOMEM  out of memory (the job is not queued);
+ *  EAGAIN  the default pool could not be created. */
+WEFT_API int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg);
+
+typedef struct weft_scope weft_scope;
+
+/* Run body(scope, arg) inside pool (NULL: the default pool) and return when
+ * body and every job spawned in the scope (transitively) have finished.
+ * Scopes nest. Where it runs and how the caller waits: as weft_run.
+ * Any thread. Memory: everything the body and its jobs wrote is visible after
+ * the call returns. */
+WEFT_API void weft_scope_run(weft_pool *pool, void (*body)(weft_scope *scope, void *arg),
+                             void *arg);
+
+/* Queue fn(arg) as part of scope. May be called by the body and by jobs of
+ * the scope, from any thread, while the scope is running. Never blocks.
+ * Memory: everything before the call is visible to fn.
+ * Returns 0, or:
+ *  EINVAL  scope or fn is NULL;
+ *  ENOMEM  out of memory (the job is not queued; the scope still ends). */
+WEFT_API int weft_scope_spawn(weft_scope *scope, weft_fn *fn, void *arg);
+
+/* A loop body: handle indices [begin, end). */
+typedef void weft_range_fn(size_t begin, size_t end, void *arg);
+
+/* Call body on disjoint pieces covering [begin, end) exactly once, in
+ * parallel, and return when all have finished (nothing is called if
+ * begin >= end).
+ *  grain 0: adaptive: a few pieces per worker, split further only where a
+ *    piece was stolen (load balancing without per-index overhead);
+ *  grain g > 0: halves are split until a piece is shorter than 2*g, so no
+ *    piece is shorter than g (unless the whole range is) and the pieces are
+ *    the same on every run.
+ * Where it runs and how the caller waits: as weft_run (on a worker of pool,
+ * the caller participates). Any thread. Memory: as weft_run. */
+WEFT_API void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_range_fn *body,
+                       void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_H */

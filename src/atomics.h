@@ -1,0 +1,57 @@
+/* Atomics helpers shared by every protocol file: cache-line size, the CPU
+ * pause, and fences that ThreadSanitizer can see.
+ *
+ * TSan does not model standalone fences (atomic_thread_fence): code that relies
+ * on a fence for ordering looks racy to it. Under WEFT_TSAN every seq-cst fence
+ * becomes a seq-cst read-modify-write of one global word. Those RMWs are
+ * totally ordered and each one acquires what the previous one released, so TSan
+ * sees at least the happens-before that a pair of seq-cst fences implies. Places
+ * that use a release fence before a relaxed store use a release store instead
+ * (see weft__deque_push). */
+#ifndef WEFT_ATOMICS_H
+#define WEFT_ATOMICS_H
+
+#include <stdatomic.h>
+
+#if !defined(WEFT_TSAN) && defined(__SANITIZE_THREAD__)
+#define WEFT_TSAN 1
+#endif
+#if !defined(WEFT_TSAN) && defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WEFT_TSAN 1
+#endif
+#endif
+
+/* Two lines: Intel's adjacent-line prefetcher pulls pairs of 64-byte lines, so
+ * fields written by different threads must sit 128 bytes apart. */
+#define WEFT_CACHELINE 128
+
+#define WEFT_HIDDEN      __attribute__((visibility("hidden")))
+#define WEFT_COLD        __attribute__((cold, noinline))
+#define WEFT_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#ifdef WEFT_TSAN
+WEFT_HIDDEN extern _Atomic unsigned long weft__tsan_fence_word;
+static inline void weft__fence_seq_cst(void) {
+    atomic_fetch_add_explicit(&weft__tsan_fence_word, 1, memory_order_seq_cst);
+}
+#else
+static inline void weft__fence_seq_cst(void) {
+    atomic_thread_fence(memory_order_seq_cst);
+}
+#endif
+
+/* One spin-wait step: tells the core we are spinning (lower power, and the
+ * sibling hyperthread gets the pipeline). */
+static inline void weft__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+#endif

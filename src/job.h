@@ -1,0 +1,43 @@
+/* What a job is.
+ *
+ * A job is a struct whose first member is a weft__job header: the function that
+ * executes it and a link for the injector's and free lists. Deques and the
+ * injector hold weft__job pointers; execute() casts back to the containing
+ * struct. Two kinds exist:
+ *  - stack jobs (join's B, weft_run's injected job): live in the waiting
+ *    caller's frame, which outlives them because the caller waits on a latch
+ *    that execute() sets last;
+ *  - heap jobs (weft_spawn, weft_scope_spawn): taken from the spawning
+ *    worker's free list (malloc only when it is empty) and given back to the
+ *    executing worker's list after they ran. */
+#ifndef WEFT_JOB_H
+#define WEFT_JOB_H
+
+#include <stddef.h>
+
+#include "atomics.h"
+
+typedef struct weft__job weft__job;
+typedef void weft__exec(weft__job *job);
+
+struct weft__job {
+    weft__exec *execute; /* I: set before the job is published */
+    weft__job *next;     /* injector list (its lock), free list (owner) */
+};
+
+static inline void weft__job_execute(weft__job *job) {
+    job->execute(job);
+}
+
+typedef struct weft__count_latch weft__count_latch;
+
+/* A detached job: weft_spawn (counted in the pool's pending work) or
+ * weft_scope_spawn (counted in the scope). */
+typedef struct weft__heap_job {
+    weft__job job;
+    void (*fn)(void *arg);
+    void *arg;
+    weft__count_latch *counter; /* decremented after fn returns */
+} weft__heap_job;
+
+#endif

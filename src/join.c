@@ -1,0 +1,68 @@
+/* weft_join: fork-join without allocation.
+ *
+ * Job B lives in this frame. It is pushed on the worker's deque, A runs
+ * inline, then B is popped back and run inline if nobody stole it. If it was
+ * stolen, the worker runs other jobs until the thief sets B's latch, which
+ * wakes this worker only if it fell asleep waiting for exactly this latch.
+ * The frame outlives B because we do not return before the latch is set.
+ */
+#include "pool.h"
+
+typedef struct join_job {
+    weft__job job;
+    weft_fn *fn;
+    void *arg;
+    weft__latch done;
+} join_job;
+
+static void join_b_execute(weft__job *job) {
+    join_job *b = (join_job *)job;
+    b->fn(b->arg);
+    weft__latch_set(&b->done); /* b may be gone after this */
+}
+
+/* After A: take B back, or wait for whoever stole it. */
+static void join_finish(weft__worker *w, join_job *b) {
+    weft__job *job;
+    while ((job = weft__deque_pop(&w->deque)) != NULL) {
+        if (job == &b->job) {
+            b->fn(b->arg);
+            return;
+        }
+        weft__job_execute(job); /* left behind by A (weft_spawn) */
+    }
+    weft__worker_wait_until(w, &b->done);
+}
+
+typedef struct join_args {
+    weft_fn *a, *b;
+    void *a_arg, *b_arg;
+} join_args;
+
+static void join_inside(void *arg) {
+    join_args *j = arg;
+    if (weft__current_worker()) {
+        weft_join(j->a, j->a_arg, j->b, j->b_arg);
+    } else { /* no default pool could be created: run serially */
+        j->a(j->a_arg);
+        j->b(j->b_arg);
+    }
+}
+
+void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg) {
+    weft__worker *w = weft__current_worker();
+    if (WEFT_UNLIKELY(!w)) {
+        join_args j = {.a = a, .a_arg = a_arg, .b = b, .b_arg = b_arg};
+        weft_run(NULL, join_inside, &j);
+        return;
+    }
+    join_job jb = {.job.execute = join_b_execute, .fn = b, .arg = b_arg};
+    weft__latch_init_owned(&jb.done, w->pool, w->index);
+    if (WEFT_UNLIKELY(weft__worker_push(w, &jb.job) != 0)) {
+        a(a_arg); /* the deque could not grow: run both here */
+        b(b_arg);
+        return;
+    }
+    a(a_arg);
+    join_finish(w, &jb);
+}

@@ -1,0 +1,117 @@
+/* Latches that know their owner thread (seed 000).
+ *
+ * Overview: a latch is set once by any thread and waited for by exactly one
+ * owner. Because the owner is known, setting a latch wakes at most that one
+ * thread, and only if it sleeps on this very latch.
+ *
+ * States (seed 000, Appendix A), one atomic word:
+ *   UNSET --owner getting sleepy--> SLEEPY --owner, under its sleep lock-->
+ *   SLEEPING --owner woke up--> UNSET;  any state --set--> SET (final).
+ * The owner moves UNSET->SLEEPY->SLEEPING with CAS, so a CAS that fails means
+ * the latch was set and the owner must not sleep. The setter swaps in SET and
+ * wakes the owner only if it saw SLEEPING.
+ *
+ * Owners:
+ *  - a worker: sleeps through the pool's sleep module (sleep.c), which takes
+ *    the owner's sleep lock, so a setter that saw SLEEPING finds the owner
+ *    either asleep (and wakes it) or already on its way back.
+ *  - an outside thread: the state word itself is its futex word; it blocks
+ *    while the word is SLEEPING.
+ *
+ * Lifetime: the owner may return and free the latch as soon as it sees SET,
+ * so the setter copies pool and owner first and never touches the latch
+ * after the swap. A setter from outside the owner's pool holds a reference on
+ * that pool across the wake-up, because the owner, once it returns, may
+ * destroy its pool.
+ */
+#include "latch.h"
+
+#include "os.h"
+#include "pool.h"
+#include "sleep.h"
+
+void weft__latch_init(weft__latch *l) {
+    weft__worker *w = weft__current_worker();
+    if (w)
+        weft__latch_init_owned(l, w->pool, w->index);
+    else
+        weft__latch_init_owned(l, NULL, WEFT_LATCH_OUTSIDE);
+}
+
+void weft__count_latch_init(weft__count_latch *c, size_t count) {
+    atomic_init(&c->count, count);
+    weft__latch_init(&c->latch);
+}
+
+static void set_outside(weft__latch *l) {
+    _Atomic uint32_t *word = &l->state;
+    /* Release: publishes the job's writes to the owner's acquire probe. */
+    uint32_t old = atomic_exchange_explicit(word, WEFT_LATCH_SET, memory_order_release);
+    if (old == WEFT_LATCH_SLEEPING)
+        weft__os_wake_one(word); /* safe even if the owner already freed it */
+}
+
+void weft__latch_set(weft__latch *l) {
+    weft_pool *pool = l->pool; /* copy: l may be gone right after the swap */
+    if (!pool) {
+        set_outside(l);
+        return;
+    }
+    uint32_t owner = l->owner;
+    weft__worker *self = weft__current_worker();
+    bool foreign = !self || self->pool != pool;
+    if (foreign)
+        weft__pool_ref(pool);
+    /* Seq-cst: release publishes the job's writes to the owner's probe; the
+     * wake-all protocol also needs this store in the total order ahead of its
+     * tickle's load (sleep.md, "latches under wake-all"). */
+    uint32_t old = atomic_exchange_explicit(&l->state, WEFT_LATCH_SET, memory_order_seq_cst);
+    weft__sleep_latch_set(&pool->sleep, owner, old == WEFT_LATCH_SLEEPING);
+    if (foreign)
+        weft__pool_unref(pool);
+}
+
+bool weft__latch_get_sleepy(weft__latch *l) {
+    uint32_t expected = WEFT_LATCH_UNSET;
+    /* Relaxed: only the state matters; a set latch is re-probed with acquire. */
+    return atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT_LATCH_SLEEPY,
+                                                   memory_order_relaxed, memory_order_relaxed);
+}
+
+bool weft__latch_fall_asleep(weft__latch *l) {
+    uint32_t expected = WEFT_LATCH_SLEEPY;
+    /* Relaxed: made under the owner's sleep lock, which a setter that sees
+     * SLEEPING takes before it wakes us: the lock orders the rest. */
+    return atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT_LATCH_SLEEPING,
+                                                   memory_order_relaxed, memory_order_relaxed);
+}
+
+void weft__latch_wake_up(weft__latch *l) {
+    uint32_t expected = WEFT_LATCH_SLEEPING;
+    /* Relaxed: failure means SET, which the owner re-probes with acquire. */
+    atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT_LATCH_UNSET,
+                                            memory_order_relaxed, memory_order_relaxed);
+}
+
+static void wait_outside(weft__latch *l) {
+    uint32_t s = atomic_load_explicit(&l->state, memory_order_acquire);
+    while (s != WEFT_LATCH_SET) {
+        if (s == WEFT_LATCH_UNSET) {
+            /* Announce that we block; a failed CAS reloads s (maybe SET). */
+            if (!atomic_compare_exchange_weak_explicit(&l->state, &s, WEFT_LATCH_SLEEPING,
+                                                       memory_order_acquire, memory_order_acquire))
+                continue;
+            s = WEFT_LATCH_SLEEPING;
+        }
+        weft__os_wait(&l->state, WEFT_LATCH_SLEEPING);
+        /* Acquire: pairs with the setter's release exchange. */
+        s = atomic_load_explicit(&l->state, memory_order_acquire);
+    }
+}
+
+void weft__latch_wait(weft__latch *l) {
+    if (l->owner == WEFT_LATCH_OUTSIDE)
+        wait_outside(l);
+    else
+        weft__worker_wait_until(weft__current_worker(), l);
+}

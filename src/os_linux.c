@@ -1,0 +1,49 @@
+/* Linux: futex wait/wake on a 32-bit word, sched_getaffinity, prctl names. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "os.h"
+
+static long futex(_Atomic uint32_t *word, int op, uint32_t val) {
+    return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
+}
+
+void weft__os_wait(_Atomic uint32_t *word, uint32_t expected) {
+    /* EAGAIN: the word changed before we slept; EINTR: a signal. Both return
+     * to the caller, whose loop rechecks in user space. */
+    futex(word, FUTEX_WAIT, expected);
+}
+
+void weft__os_wake_one(_Atomic uint32_t *word) {
+    futex(word, FUTEX_WAKE, 1);
+}
+
+void weft__os_wake_all(_Atomic uint32_t *word) {
+    futex(word, FUTEX_WAKE, INT_MAX);
+}
+
+unsigned weft__os_cpu_count(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int n = CPU_COUNT(&set);
+        if (n > 0)
+            return (unsigned)n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+void weft__os_set_thread_name(const char *name) {
+    char buf[16]; /* the kernel keeps 15 characters */
+    size_t i = 0;
+    for (; name[i] && i < sizeof buf - 1; i++)
+        buf[i] = name[i];
+    buf[i] = '\0';
+    pthread_setname_np(pthread_self(), buf);
+}

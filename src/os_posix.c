@@ -1,0 +1,66 @@
+/* Portable POSIX fallback for the OS seam: waiting on a word with a small
+ * table of mutex/condition-variable pairs hashed by the word's address (a
+ * futex emulation, as parking lots do). A wake-up broadcasts on the bucket's
+ * condition variable; waiters recheck their own word. */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "os.h"
+
+#define BUCKETS 64 /* power of two; collisions only cost spurious wake-ups */
+
+static struct bucket {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} buckets[BUCKETS];
+static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
+
+static void buckets_init(void) {
+    for (int i = 0; i < BUCKETS; i++) {
+        pthread_mutex_init(&buckets[i].lock, NULL);
+        pthread_cond_init(&buckets[i].cond, NULL);
+    }
+}
+
+static struct bucket *bucket_of(_Atomic uint32_t *word) {
+    pthread_once(&buckets_once, buckets_init);
+    uintptr_t h = (uintptr_t)word;
+    h ^= h >> 7;
+    return &buckets[(h >> 2) & (BUCKETS - 1)];
+}
+
+void weft__os_wait(_Atomic uint32_t *word, uint32_t expected) {
+    struct bucket *b = bucket_of(word);
+    pthread_mutex_lock(&b->lock);
+    /* Relaxed is enough: the bucket lock orders this load against the
+     * waker's store, which it makes before taking the same lock. */
+    if (atomic_load_explicit(word, memory_order_relaxed) == expected)
+        pthread_cond_wait(&b->cond, &b->lock);
+    pthread_mutex_unlock(&b->lock);
+}
+
+static void wake(_Atomic uint32_t *word) {
+    struct bucket *b = bucket_of(word);
+    pthread_mutex_lock(&b->lock);
+    pthread_cond_broadcast(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+}
+
+void weft__os_wake_one(_Atomic uint32_t *word) {
+    wake(word);
+}
+
+void weft__os_wake_all(_Atomic uint32_t *word) {
+    wake(word);
+}
+
+unsigned weft__os_cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+void weft__os_set_thread_name(const char *name) {
+    (void)name; /* no portable way; names are a debugging aid */
+}

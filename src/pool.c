@@ -1,0 +1,333 @@
+/* Pool lifecycle, the worker threads, and how a worker finds work.
+ *
+ * A worker's life: run on_start, then wait for its terminate latch like any
+ * participating wait (weft__worker_wait_until_cold: own deque, steal from a
+ * random victim, the injector; when nothing is found, ask the sleep module),
+ * then on_exit. weft_pool_destroy first waits until every detached job has
+ * finished (the `pending` count latch), then sets each terminate latch and
+ * joins the threads. The pool's memory is reference counted because a latch
+ * setter from another pool may still be waking one of our workers after that
+ * worker saw its latch set (latch.c, "Lifetime").
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+#include "os.h"
+
+_Thread_local weft__worker *weft__tls_worker;
+
+#ifdef WEFT_TSAN
+_Atomic unsigned long weft__tsan_fence_word;
+#endif
+
+/* Initial deque capacity: covers the depth of typical fork trees without a
+ * grow; deques double on demand. */
+#define DEQUE_CAPACITY 256
+
+static _Atomic(weft_pool *) default_pool;
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- Finding work ------------------------------------------------------- */
+
+static unsigned random_below(weft__worker *w, unsigned n) {
+    /* xorshift64*: cheap, good enough to spread thieves over victims. */
+    uint64_t x = w->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    w->rng = x;
+    return (unsigned)(((x * 0x2545f4914f6cdd1dull) >> 32) * n >> 32);
+}
+
+/* One sweep over the other workers from a random start; repeat while a steal
+ * lost a race, since that means work was there. */
+static weft__job *steal_work(weft__worker *w, bool *more) {
+    weft_pool *pool = w->pool;
+    unsigned n = pool->threads;
+    for (bool retry = n > 1; retry;) {
+        retry = false;
+        unsigned v = random_below(w, n);
+        for (unsigned k = 0; k < n; k++, v = v + 1 == n ? 0 : v + 1) {
+            if (v == w->index)
+                continue;
+            weft__deque *victim = &pool->workers[v].deque;
+            weft__job *job;
+            weft__steal_result r = weft__deque_steal(victim, &job);
+            if (r == WEFT_STEAL_OK) {
+                *more = !weft__deque_maybe_empty(victim);
+                return job;
+            }
+            retry |= r == WEFT_STEAL_RETRY;
+        }
+    }
+    return NULL;
+}
+
+static weft__job *find_work(weft__worker *w, bool *more) {
+    *more = false;
+    weft__job *job = weft__deque_pop(&w->deque);
+    if (job)
+        return job;
+    job = steal_work(w, more);
+    if (job)
+        return job;
+    job = weft__injector_pop(&w->pool->injector);
+    if (job)
+        *more = !weft__injector_is_empty(&w->pool->injector);
+    return job;
+}
+
+void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
+    weft__sleep *s = &w->pool->sleep;
+    weft__idle idle;
+    weft__sleep_start_looking(s, &idle, w->index);
+    while (!weft__latch_probe(latch)) {
+        bool more;
+        weft__job *job = find_work(w, &more);
+        if (job) {
+            weft__sleep_work_found(s, &idle, more);
+            weft__job_execute(job);
+            weft__sleep_start_looking(s, &idle, w->index);
+        } else {
+            weft__sleep_no_work_found(s, &idle, latch);
+        }
+    }
+    weft__sleep_work_found(s, &idle, false);
+}
+
+/* ---- Submitting ---------------------------------------------------------- */
+
+void weft__pool_inject(weft_pool *pool, weft__job *job) {
+    bool was_empty = weft__injector_is_empty(&pool->injector);
+    weft__injector_push(&pool->injector, job, job, 1);
+    weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
+}
+
+int weft__pool_submit(weft_pool *pool, weft__job *job) {
+    weft__worker *w = weft__worker_of(pool);
+    if (w)
+        return weft__worker_push(w, job);
+    weft__pool_inject(pool, job);
+    return 0;
+}
+
+/* ---- Worker threads ----------------------------------------------------- */
+
+static void *worker_main(void *arg) {
+    weft__worker *w = arg;
+    weft_pool *pool = w->pool;
+    weft__tls_worker = w;
+    char name[32];
+    snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
+    weft__os_set_thread_name(name);
+    if (pool->on_start)
+        pool->on_start(w->index, pool->user);
+    weft__worker_wait_until(w, &w->terminate);
+    if (pool->on_exit)
+        pool->on_exit(w->index, pool->user);
+    while (w->free_jobs) {
+        weft__heap_job *h = w->free_jobs;
+        w->free_jobs = (weft__heap_job *)h->job.next;
+        free(h);
+    }
+    weft__tls_worker = NULL;
+    return NULL;
+}
+
+static void stop_workers(weft_pool *pool, unsigned started) {
+    for (unsigned i = 0; i < started; i++)
+        weft__latch_set(&pool->workers[i].terminate);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(pool->workers[i].thread, NULL);
+}
+
+static int start_workers(weft_pool *pool) {
+    pthread_attr_t attr;
+    int err = pthread_attr_init(&attr);
+    if (err)
+        return err;
+    err = pthread_attr_setstacksize(&attr, pool->stack_size);
+    unsigned i = 0;
+    for (; i < pool->threads && !err; i++) {
+        err = pthread_create(&pool->workers[i].thread, &attr, worker_main, &pool->workers[i]);
+        if (err)
+            break;
+    }
+    pthread_attr_destroy(&attr);
+    if (err)
+        stop_workers(pool, i);
+    return err == EPERM ? EAGAIN : err;
+}
+
+/* ---- Creating and freeing the pool -------------------------------------- */
+
+static void *alloc_aligned(size_t size) {
+    size = (size + WEFT_CACHELINE - 1) / WEFT_CACHELINE * WEFT_CACHELINE;
+    void *p = aligned_alloc(WEFT_CACHELINE, size);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
+static void pool_free(weft_pool *pool) {
+    if (pool->workers) {
+        for (unsigned i = 0; i < pool->threads; i++)
+            weft__deque_destroy(&pool->workers[i].deque);
+        free(pool->workers);
+    }
+    if (pool->sleep.slots)
+        weft__sleep_destroy(&pool->sleep);
+    weft__injector_destroy(&pool->injector);
+    free(pool);
+}
+
+static int init_workers(weft_pool *pool) {
+    pool->workers = alloc_aligned((size_t)pool->threads * sizeof(weft__worker));
+    if (!pool->workers)
+        return ENOMEM;
+    for (unsigned i = 0; i < pool->threads; i++) {
+        weft__worker *w = &pool->workers[i];
+        if (weft__deque_init(&w->deque, DEQUE_CAPACITY) != 0) {
+            pool->threads = i; /* pool_free destroys the first i */
+            return ENOMEM;
+        }
+        w->pool = pool;
+        w->index = i;
+        w->rng = 0x9e3779b97f4a7c15ull * (i + 1);
+        weft__latch_init_owned(&w->terminate, pool, i);
+    }
+    return 0;
+}
+
+static int check_config(const weft_config *c) {
+    if (c->threads > WEFT_THREADS_MAX || c->contexts != 0)
+        return EINVAL;
+    if (c->stack_size != 0 && c->stack_size < ((size_t)64 << 10))
+        return EINVAL;
+    if ((unsigned)c->leave > WEFT_LEAVE_FAST || (unsigned)c->wake > WEFT_WAKE_ALL)
+        return EINVAL;
+    return 0;
+}
+
+/* config->threads, else $WEFT_NUM_THREADS if valid, else the CPU count. */
+static unsigned resolve_threads(unsigned threads) {
+    if (threads)
+        return threads;
+    const char *env = getenv("WEFT_NUM_THREADS");
+    if (env && *env) {
+        char *end;
+        unsigned long n = strtoul(env, &end, 10);
+        if (*end == '\0' && n >= 1 && n <= WEFT_THREADS_MAX)
+            return (unsigned)n;
+    }
+    unsigned n = weft__os_cpu_count();
+    return n > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : n;
+}
+
+static int pool_init(weft_pool *pool, const weft_config *c) {
+    pool->threads = resolve_threads(c->threads);
+    snprintf(pool->name, sizeof pool->name, "%s", c->name ? c->name : "weft");
+    pool->on_start = c->on_start;
+    pool->on_exit = c->on_exit;
+    pool->user = c->user;
+    pool->stack_size = c->stack_size ? c->stack_size : WEFT_STACK_SIZE_DEFAULT;
+    atomic_init(&pool->refs, 1);
+    atomic_init(&pool->pending.count, 1);
+    weft__injector_init(&pool->injector);
+    int err = init_workers(pool);
+    if (!err)
+        err = weft__sleep_init(&pool->sleep, pool, pool->threads, c->wake == WEFT_WAKE_ALL,
+                               c->leave == WEFT_LEAVE_FAST);
+    return err;
+}
+
+int weft_pool_create(weft_pool **out, const weft_config *config) {
+    static const weft_config defaults;
+    const weft_config *c = config ? config : &defaults;
+    if (!out)
+        return EINVAL;
+    int err = check_config(c);
+    if (err)
+        return err;
+    weft_pool *pool = alloc_aligned(sizeof *pool);
+    if (!pool)
+        return ENOMEM;
+    err = pool_init(pool, c);
+    if (!err)
+        err = start_workers(pool);
+    if (err) {
+        pool_free(pool);
+        return err;
+    }
+    *out = pool;
+    return 0;
+}
+
+void weft__pool_ref(weft_pool *pool) {
+    /* Relaxed: the caller already holds a reference (or its owner does). */
+    atomic_fetch_add_explicit(&pool->refs, 1, memory_order_relaxed);
+}
+
+void weft__pool_unref(weft_pool *pool) {
+    /* Acq_rel: every user's accesses happen-before the free. */
+    if (atomic_fetch_sub_explicit(&pool->refs, 1, memory_order_acq_rel) == 1)
+        pool_free(pool);
+}
+
+int weft_pool_destroy(weft_pool *pool) {
+    if (!pool || pool->is_default)
+        return EINVAL;
+    if (weft__worker_of(pool))
+        return EDEADLK;
+    /* Only our decrement can bring pending to zero, so the latch is ours
+     * before anyone can set it. */
+    weft__latch_init(&pool->pending.latch);
+    weft__count_latch_decrement(&pool->pending);
+    weft__latch_wait(&pool->pending.latch);
+    stop_workers(pool, pool->threads);
+    weft__pool_unref(pool);
+    return 0;
+}
+
+weft_pool *weft_pool_default(void) {
+    /* Acquire: pairs with the release store below; the pool is fully built. */
+    weft_pool *pool = atomic_load_explicit(&default_pool, memory_order_acquire);
+    if (pool)
+        return pool;
+    pthread_mutex_lock(&default_lock);
+    pool = atomic_load_explicit(&default_pool, memory_order_relaxed);
+    if (!pool && weft_pool_create(&pool, NULL) == 0) {
+        pool->is_default = true;
+        atomic_store_explicit(&default_pool, pool, memory_order_release);
+    }
+    pthread_mutex_unlock(&default_lock);
+    return pool;
+}
+
+weft_pool *weft__pool_resolve(weft_pool *pool) {
+    return pool ? pool : weft_pool_default();
+}
+
+unsigned weft_pool_threads(const weft_pool *pool) {
+    const weft_pool *p = pool ? pool : weft_pool_default();
+    return p ? p->threads : 0;
+}
+
+int weft_thread_index(void) {
+    weft__worker *w = weft__tls_worker;
+    return w ? (int)w->index : -1;
+}
+
+#define WEFT_STR2(x) #x
+#define WEFT_STR(x)  WEFT_STR2(x)
+
+const char *weft_version(void) {
+    return WEFT_STR(WEFT_VERSION_MAJOR) "." WEFT_STR(WEFT_VERSION_MINOR) "." WEFT_STR(
+        WEFT_VERSION_PATCH);
+}

@@ -1,0 +1,102 @@
+/* The pool and its workers: what every module below the public API shares. */
+#ifndef WEFT_POOL_H
+#define WEFT_POOL_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "weft.h"
+
+#include "atomics.h"
+#include "deque.h"
+#include "injector.h"
+#include "job.h"
+#include "latch.h"
+#include "sleep.h"
+
+typedef struct weft__worker {
+    weft__deque deque; /* its own cache lines */
+    /* Owner only. */
+    alignas(WEFT_CACHELINE) uint64_t rng; /* O: victim selection */
+    weft__heap_job *free_jobs;            /* O: recycled heap jobs */
+    unsigned free_count;                  /* O */
+    /* Set before the worker starts. */
+    weft_pool *pool; /* I */
+    unsigned index;  /* I */
+    pthread_t thread;
+    weft__latch terminate; /* owned by this worker; set by weft_pool_destroy */
+} weft__worker;
+
+struct weft_pool {
+    weft__sleep sleep;
+    weft__injector injector;
+    /* Detached jobs not yet finished, plus one held by the pool until
+     * weft_pool_destroy: reaching zero sets `drained`. */
+    alignas(WEFT_CACHELINE) weft__count_latch pending;
+    _Atomic uint32_t refs; /* A: the pool is freed when it drops to 0 */
+    /* Set before the pool is published. */
+    alignas(WEFT_CACHELINE) weft__worker *workers; /* I */
+    unsigned threads;                              /* I */
+    bool is_default;                               /* I */
+    char name[16];                                 /* I: thread-name prefix */
+    void (*on_start)(unsigned worker, void *user); /* I */
+    void (*on_exit)(unsigned worker, void *user);  /* I */
+    void *user;                                    /* I */
+    size_t stack_size;                             /* I */
+};
+
+/* The worker running on this thread, or NULL outside every pool. */
+WEFT_HIDDEN extern _Thread_local weft__worker *weft__tls_worker;
+
+static inline weft__worker *weft__current_worker(void) {
+    return weft__tls_worker;
+}
+
+/* The current worker if it belongs to pool, else NULL. */
+static inline weft__worker *weft__worker_of(weft_pool *pool) {
+    weft__worker *w = weft__tls_worker;
+    return w && w->pool == pool ? w : NULL;
+}
+
+/* NULL means the default pool; NULL again if that cannot be created. */
+WEFT_HIDDEN weft_pool *weft__pool_resolve(weft_pool *pool);
+
+WEFT_HIDDEN void weft__pool_ref(weft_pool *pool);
+WEFT_HIDDEN void weft__pool_unref(weft_pool *pool);
+
+/* Run jobs of w's pool until latch is set (participating wait). */
+WEFT_HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch);
+
+static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) {
+    if (!weft__latch_probe(latch))
+        weft__worker_wait_until_cold(w, latch);
+}
+
+/* Push a job on w's deque and tell the sleep module. 0 or ENOMEM. */
+static inline int weft__worker_push(weft__worker *w, weft__job *job) {
+    bool was_empty = weft__deque_maybe_empty(&w->deque);
+    int err = weft__deque_push(&w->deque, job);
+    if (WEFT_LIKELY(err == 0))
+        weft__sleep_new_internal_jobs(&w->pool->sleep, 1, was_empty);
+    return err;
+}
+
+/* Queue a job in the pool's injector (any thread) and wake a worker. */
+WEFT_HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job);
+
+/* Queue a job: on w's deque if the caller is a worker of pool, else inject.
+ * 0 or ENOMEM (a full deque that cannot grow). */
+WEFT_HIDDEN int weft__pool_submit(weft_pool *pool, weft__job *job);
+
+/* Heap jobs from the calling worker's free list, or malloc. NULL: ENOMEM. */
+WEFT_HIDDEN weft__heap_job *weft__heap_job_alloc(void);
+WEFT_HIDDEN void weft__heap_job_free(weft__heap_job *job);
+
+/* Queue fn(arg) as a heap job counted in counter until it has run.
+ * 0, or ENOMEM (nothing queued, counter unchanged). */
+WEFT_HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn,
+                                    void *arg);
+
+#endif

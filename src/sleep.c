@@ -1,0 +1,411 @@
+/* The sleep module: when an idle worker searches, when it sleeps, whom a new
+ * job or a set latch wakes. docs/sleep.md has the full story and the proof
+ * sketch; this block is the summary a maintainer must keep true.
+ *
+ * Overview. Two protocols, chosen per pool:
+ *  - targeted (seeds 000/001): packed counters (jobs event counter, inactive
+ *    and sleeping threads) decide whether a new job needs a sleeper woken, and
+ *    then exactly one (n for n jobs); a set latch wakes only its owner.
+ *  - wake-all (seed 002): one word names the single sleepy worker and whether
+ *    anyone sleeps; every event (new job, set latch) wakes every sleeper.
+ *
+ * Thread states: active (running a job), idle (searching: counted inactive),
+ * sleeping (blocked on its slot's futex word: counted inactive and sleeping).
+ * Before sleeping a worker gets *sleepy*: it announces itself through the JEC
+ * and searches once more.
+ *
+ * Invariants (targeted):
+ *  1. sleeping <= inactive <= threads, each fits in 16 bits.
+ *  2. A worker is counted sleeping exactly while its slot word is DROWSY or
+ *     ASLEEP and nobody has woken it; whoever wakes it (a waker holding the
+ *     slot lock, or the worker itself in the final-check undo, also under the
+ *     lock) removes it from the count. The waker, not the sleeper, decrements,
+ *     so posters see the new count at once.
+ *  3. A worker holds its slot lock from before it is counted until its word
+ *     is ASLEEP (or it backed out); so a waker that saw it counted and takes
+ *     the lock finds it ASLEEP, or AWAKE and searching again.
+ *  4. JEC parity: even = a worker got sleepy and no job was posted since; odd
+ *     = a job was posted since. A poster makes it odd; a sleepy worker makes
+ *     it even and remembers it; a changed JEC cancels the sleep.
+ *
+ * Protocol for injected jobs (seed 001, "Using seq-cst fences to prevent
+ * deadlock"): push; PushFence; read counters. Sleeper: count itself;
+ * SleepFence; check the injector. One fence precedes the other in the single
+ * total order, so either the poster sees the sleeper counted (and wakes
+ * someone) or the sleeper sees the job (and stays up). The JEC alone does not
+ * suffice because it can wrap around.
+ *
+ * References: Rayon RFC #5 and rayon-core's sleep/README.md (seeds 000-002);
+ * docs/sleep.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sleep.h"
+
+#include "injector.h"
+#include "os.h"
+#include "pool.h"
+
+/* Rounds an idle worker searches, yielding the CPU between rounds, before it
+ * gets sleepy under WEFT_LEAVE_AUTOMATIC. A round scans every deque and the
+ * injector; with the yield it costs 0.3-1 us here, so 16 rounds keep a worker
+ * around for roughly 5-15 us: long enough to catch work that a running job
+ * is about to fork, short enough that a sporadic job costs little more than
+ * its own run (bench/: sporadic). Rayon uses 32. */
+#define ROUNDS_UNTIL_SLEEPY 16
+
+/* Wake-all protocol: rounds a sleepy worker keeps searching before it sleeps
+ * (seed 002: ROUNDS_UNTIL_ASLEEP - ROUNDS_UNTIL_SLEEPY = 32). */
+#define LEGACY_SLEEPY_ROUNDS 32
+
+void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
+
+static void debug_point(weft__sleep *s, weft__debug_point p) {
+    /* Relaxed: tests set the hook before the pool has work. */
+    void (*hook)(weft__sleep *, weft__debug_point) =
+        atomic_load_explicit(&weft__sleep_debug_hook, memory_order_relaxed);
+    if (WEFT_UNLIKELY(hook != NULL))
+        hook(s, p);
+}
+
+#define ONE_SLEEPING  ((uint64_t)1)
+#define ONE_INACTIVE  ((uint64_t)1 << 16)
+#define ONE_JEC       ((uint64_t)1 << 32)
+#define LEGACY_ASLEEP ((uint64_t)1)
+
+static unsigned sleeping_of(uint64_t c) {
+    return (unsigned)(c & 0xffff);
+}
+
+static unsigned inactive_of(uint64_t c) {
+    return (unsigned)((c >> 16) & 0xffff);
+}
+
+static uint32_t jec_of(uint64_t c) {
+    return (uint32_t)(c >> 32);
+}
+
+static bool jec_is_sleepy(uint64_t c) {
+    return (jec_of(c) & 1) == 0;
+}
+
+static unsigned min_u(unsigned a, unsigned b) {
+    return a < b ? a : b;
+}
+
+int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wake_all,
+                     bool leave_fast) {
+    size_t bytes = (size_t)threads * sizeof(weft__sleep_slot);
+    s->slots = aligned_alloc(WEFT_CACHELINE, bytes);
+    if (!s->slots)
+        return ENOMEM;
+    for (unsigned i = 0; i < threads; i++) {
+        pthread_mutex_init(&s->slots[i].lock, NULL);
+        atomic_init(&s->slots[i].word, WEFT_SLOT_AWAKE);
+    }
+    /* JEC starts odd: no worker is sleepy yet. */
+    atomic_init(&s->counters, ONE_JEC);
+    atomic_init(&s->legacy_state, 0);
+    pthread_mutex_init(&s->legacy_lock, NULL);
+    atomic_init(&s->legacy_epoch, 0);
+    s->threads = threads;
+    s->wake_all = wake_all;
+    s->rounds_until_sleepy = leave_fast ? 0 : ROUNDS_UNTIL_SLEEPY;
+    s->pool = pool;
+    return 0;
+}
+
+void weft__sleep_destroy(weft__sleep *s) {
+    for (unsigned i = 0; i < s->threads; i++)
+        pthread_mutex_destroy(&s->slots[i].lock);
+    pthread_mutex_destroy(&s->legacy_lock);
+    free(s->slots);
+}
+
+/* ---- Targeted protocol: counters ---------------------------------------- */
+
+/* Add one to the JEC if its parity says `when_sleepy` (even); return the
+ * counters as they are after. Seq-cst, like every counter access: the JEC
+ * and the thread counts take part in the fence argument (sleep.md). */
+static uint64_t jec_increment_if(weft__sleep *s, bool when_sleepy) {
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    while (jec_is_sleepy(c) == when_sleepy) {
+        if (atomic_compare_exchange_weak_explicit(&s->counters, &c, c + ONE_JEC,
+                                                  memory_order_seq_cst, memory_order_seq_cst))
+            return c + ONE_JEC;
+    }
+    return c;
+}
+
+/* Count ourselves asleep unless the JEC moved since we got sleepy. */
+static bool count_sleeper(weft__sleep *s, const weft__idle *idle) {
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    while (jec_of(c) == idle->jec) {
+        if (atomic_compare_exchange_weak_explicit(&s->counters, &c, c + ONE_SLEEPING,
+                                                  memory_order_seq_cst, memory_order_seq_cst))
+            return true;
+    }
+    return false;
+}
+
+static void uncount_sleeper(weft__sleep *s) {
+    atomic_fetch_sub_explicit(&s->counters, ONE_SLEEPING, memory_order_seq_cst);
+}
+
+/* ---- Targeted protocol: waking ------------------------------------------ */
+
+/* Wake worker i if it is asleep. `hinted`: the caller read the counters
+ * (seq-cst, so acquire) after i was counted, so i's DROWSY store (made before
+ * its counting CAS) is visible and an AWAKE word means there is nothing to do
+ * without taking the lock. A latch setter has no such read and always locks. */
+static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
+    weft__sleep_slot *slot = &s->slots[i];
+    if (hinted && atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_AWAKE)
+        return false;
+    bool woke = false;
+    pthread_mutex_lock(&slot->lock);
+    if (atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP) {
+        /* Release: pairs with the sleeper's acquire reload after its wait. */
+        atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
+        uncount_sleeper(s); /* invariant 2: the waker decrements */
+        woke = true;
+    }
+    pthread_mutex_unlock(&slot->lock);
+    if (woke)
+        weft__os_wake_one(&slot->word);
+    return woke;
+}
+
+static void wake_any(weft__sleep *s, unsigned n) {
+    for (unsigned i = 0; i < s->threads && n > 0; i++)
+        if (wake_specific(s, i, true))
+            n--;
+}
+
+static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
+    /* Make the JEC odd if a worker is sleepy, so it will not sleep. */
+    uint64_t c = jec_increment_if(s, true);
+    unsigned sleepers = sleeping_of(c);
+    if (sleepers == 0)
+        return;
+    unsigned idle = inactive_of(c) - sleepers;
+    /* A non-empty queue shows the idle workers are not keeping up. */
+    if (!queue_was_empty)
+        wake_any(s, min_u(n, sleepers));
+    else if (idle < n)
+        wake_any(s, min_u(n - idle, sleepers));
+}
+
+/* ---- Targeted protocol: falling asleep ---------------------------------- */
+
+/* Back out of falling asleep: search once more, then get sleepy again. */
+static void back_out(weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch,
+                     unsigned rounds) {
+    atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_relaxed);
+    pthread_mutex_unlock(&slot->lock);
+    weft__latch_wake_up(latch);
+    idle->rounds = rounds;
+}
+
+static void block(weft__sleep_slot *slot) {
+    /* Relaxed: under the lock; a waker reads it under the same lock. */
+    atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
+    pthread_mutex_unlock(&slot->lock);
+    /* Acquire: pairs with the waker's release store of AWAKE. */
+    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP)
+        weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);
+}
+
+static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
+    if (!weft__latch_get_sleepy(latch))
+        return; /* set: the caller's loop ends */
+    weft__sleep_slot *slot = &s->slots[idle->index];
+    pthread_mutex_lock(&slot->lock);
+    if (!weft__latch_fall_asleep(latch)) {
+        pthread_mutex_unlock(&slot->lock);
+        return;
+    }
+    /* Relaxed: published to wakers by the seq-cst CAS in count_sleeper. */
+    atomic_store_explicit(&slot->word, WEFT_SLOT_DROWSY, memory_order_relaxed);
+    debug_point(s, WEFT_DEBUG_BEFORE_COUNT);
+    if (!count_sleeper(s, idle)) {
+        back_out(slot, idle, latch, s->rounds_until_sleepy); /* a job was posted */
+        return;
+    }
+    debug_point(s, WEFT_DEBUG_BEFORE_FINAL_CHECK);
+    /* SleepFence. Either the injector's PushFence comes first and the push is
+     * visible to the check below, or this fence does and the poster's
+     * counter read sees us counted and wakes someone. */
+    weft__fence_seq_cst();
+    if (!weft__injector_is_empty(&s->pool->injector)) {
+        uncount_sleeper(s); /* nobody woke us: we hold our lock */
+        back_out(slot, idle, latch, 0);
+        return;
+    }
+    block(slot);
+    idle->rounds = 0;
+    weft__latch_wake_up(latch);
+}
+
+/* ---- Wake-all protocol (seed 002) --------------------------------------- */
+
+static uint64_t legacy_sleepy(unsigned index) {
+    return ((uint64_t)index + 1) << 1;
+}
+
+static WEFT_COLD void legacy_tickle_cold(weft__sleep *s) {
+    uint64_t old = atomic_exchange_explicit(&s->legacy_state, 0, memory_order_seq_cst);
+    if (!(old & LEGACY_ASLEEP))
+        return;
+    pthread_mutex_lock(&s->legacy_lock);
+    uint32_t e = atomic_load_explicit(&s->legacy_epoch, memory_order_relaxed);
+    /* Release: pairs with a sleeper's acquire reload; the lock orders us after
+     * any sleeper that read the old epoch. */
+    atomic_store_explicit(&s->legacy_epoch, e + 1, memory_order_release);
+    pthread_mutex_unlock(&s->legacy_lock);
+    weft__os_wake_all(&s->legacy_epoch);
+}
+
+/* Any event: a new job, a set latch. Seq-cst load: it follows the event in the
+ * total order (PushFence, or the latch's seq-cst exchange), see sleep.md. */
+static void legacy_tickle(weft__sleep *s) {
+    if (atomic_load_explicit(&s->legacy_state, memory_order_seq_cst) != 0)
+        legacy_tickle_cold(s);
+}
+
+static bool legacy_get_sleepy(weft__sleep *s, unsigned index) {
+    uint64_t st = atomic_load_explicit(&s->legacy_state, memory_order_seq_cst);
+    while ((st >> 1) == 0) {
+        if (atomic_compare_exchange_weak_explicit(&s->legacy_state, &st, st | legacy_sleepy(index),
+                                                  memory_order_seq_cst, memory_order_seq_cst))
+            return true;
+    }
+    return false; /* another worker is the sleepy one */
+}
+
+static bool legacy_still_sleepy(weft__sleep *s, unsigned index) {
+    uint64_t st = atomic_load_explicit(&s->legacy_state, memory_order_seq_cst);
+    return (st & ~LEGACY_ASLEEP) == legacy_sleepy(index);
+}
+
+/* Move from sleepy to asleep under the lock, and read the epoch to wait on.
+ * False: we were tickled meanwhile. */
+static bool legacy_mark_asleep(weft__sleep *s, unsigned index, uint32_t *epoch) {
+    pthread_mutex_lock(&s->legacy_lock);
+    uint64_t st = atomic_load_explicit(&s->legacy_state, memory_order_seq_cst);
+    bool ok = (st & ~LEGACY_ASLEEP) == legacy_sleepy(index) &&
+              atomic_compare_exchange_strong_explicit(&s->legacy_state, &st, LEGACY_ASLEEP,
+                                                      memory_order_seq_cst, memory_order_seq_cst);
+    *epoch = atomic_load_explicit(&s->legacy_epoch, memory_order_relaxed);
+    pthread_mutex_unlock(&s->legacy_lock);
+    return ok;
+}
+
+static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
+    idle->rounds = 0;
+    uint32_t epoch;
+    debug_point(s, WEFT_DEBUG_LEGACY_BEFORE_ASLEEP);
+    if (!legacy_mark_asleep(s, idle->index, &epoch))
+        return;
+    /* weft's addition to seed 002: seed 001's SleepFence and final check, for
+     * the injector and our latch. Without it an injected job or a latch set
+     * whose tickle read the state before we got sleepy is lost (sleep.md). */
+    weft__fence_seq_cst();
+    if (!weft__injector_is_empty(&s->pool->injector) || weft__latch_probe(latch))
+        return; /* the stale ASLEEP bit costs at most one spurious tickle */
+    /* One wait, no loop (seed 002): the search loop is the loop. */
+    weft__os_wait(&s->legacy_epoch, epoch);
+}
+
+static void legacy_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
+    unsigned sleepy = s->rounds_until_sleepy;
+    unsigned asleep = sleepy + (sleepy ? LEGACY_SLEEPY_ROUNDS : 1);
+    if (idle->rounds < sleepy) {
+        weft__os_yield();
+        idle->rounds++;
+    } else if (idle->rounds == sleepy) {
+        if (legacy_get_sleepy(s, idle->index))
+            idle->rounds++;
+        else
+            weft__os_yield(); /* only one worker may be sleepy at a time */
+    } else if (idle->rounds < asleep) {
+        weft__os_yield();
+        idle->rounds = legacy_still_sleepy(s, idle->index) ? idle->rounds + 1 : 0;
+    } else {
+        legacy_fall_asleep(s, idle, latch);
+    }
+}
+
+/* ---- Entry points -------------------------------------------------------- */
+
+void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index) {
+    idle->index = index;
+    idle->rounds = 0;
+    idle->jec = 0;
+    if (!s->wake_all)
+        atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
+}
+
+void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
+    if (s->wake_all) {
+        if (idle->rounds > s->rounds_until_sleepy)
+            legacy_tickle(s); /* give up being the sleepy one (seed 002) */
+        return;
+    }
+    uint64_t old = atomic_fetch_sub_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
+    /* We were the last searcher and left work behind: hand over to a sleeper
+     * so the rest does not wait for us (seed 000's "missed hazards"). */
+    unsigned sleepers = sleeping_of(old);
+    if (more && sleepers > 0 && inactive_of(old) - sleepers == 1)
+        wake_any(s, 1);
+}
+
+void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
+    if (s->wake_all) {
+        legacy_no_work_found(s, idle, latch);
+    } else if (idle->rounds < s->rounds_until_sleepy) {
+        weft__os_yield();
+        idle->rounds++;
+    } else if (idle->rounds == s->rounds_until_sleepy) {
+        /* Get sleepy: make the JEC even and remember it; search once more. */
+        idle->jec = jec_of(jec_increment_if(s, false));
+        idle->rounds++;
+    } else {
+        fall_asleep(s, idle, latch);
+    }
+}
+
+void weft__sleep_new_internal_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
+    if (s->wake_all)
+        legacy_tickle(s);
+    else
+        new_jobs(s, n, queue_was_empty);
+}
+
+void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
+    /* PushFence. Either the SleepFence of a worker going to sleep comes first
+     * and our counter read below sees it counted, or ours does and its final
+     * injector check sees our push. */
+    weft__fence_seq_cst();
+    weft__sleep_new_internal_jobs(s, n, queue_was_empty);
+}
+
+void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping) {
+    if (s->wake_all)
+        legacy_tickle(s);
+    else if (was_sleeping)
+        wake_specific(s, owner, false);
+}
+
+void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec) {
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    while (!atomic_compare_exchange_weak_explicit(&s->counters, &c,
+                                                  ((uint64_t)jec << 32) | (c & 0xffffffffu),
+                                                  memory_order_seq_cst, memory_order_seq_cst)) {
+    }
+}
+
+uint64_t weft__sleep_debug_counters(weft__sleep *s) {
+    return atomic_load_explicit(&s->counters, memory_order_seq_cst);
+}

@@ -1,0 +1,85 @@
+/* The sleep module: when idle workers search, sleep, and whom to wake.
+ * Two protocols (weft_config.wake): targeted (seeds 000/001) and wake-all
+ * (seed 002). See sleep.c and docs/sleep.md. */
+#ifndef WEFT_SLEEP_H
+#define WEFT_SLEEP_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "atomics.h"
+#include "latch.h"
+
+typedef struct weft_pool weft_pool;
+
+/* A worker's sleep slot: its futex word and the lock a waker takes to be sure
+ * a counted sleeper has reached the word (seed 000's is_blocked mutex). */
+enum { WEFT_SLOT_AWAKE = 0, WEFT_SLOT_DROWSY, WEFT_SLOT_ASLEEP };
+
+typedef struct weft__sleep_slot {
+    alignas(WEFT_CACHELINE) pthread_mutex_t lock;
+    _Atomic uint32_t word; /* A: written under lock; futex word while ASLEEP */
+} weft__sleep_slot;
+
+typedef struct weft__sleep {
+    /* Targeted protocol: JEC (bits 32-63) | inactive (16-31) | sleeping (0-15). */
+    alignas(WEFT_CACHELINE) _Atomic uint64_t counters; /* A */
+    /* Wake-all protocol: sleepy worker + 1 (bits 1..) | anyone asleep (bit 0). */
+    alignas(WEFT_CACHELINE) _Atomic uint64_t legacy_state; /* A */
+    alignas(WEFT_CACHELINE) pthread_mutex_t legacy_lock;
+    _Atomic uint32_t legacy_epoch; /* A: written under legacy_lock; futex word */
+    /* Set before the pool is published. */
+    alignas(WEFT_CACHELINE) weft__sleep_slot *slots; /* I */
+    unsigned threads;                                /* I */
+    bool wake_all;                                   /* I: WEFT_WAKE_ALL */
+    unsigned rounds_until_sleepy;                    /* I: from the leave policy */
+    weft_pool *pool;                                 /* I: for the final injector check */
+} weft__sleep;
+
+/* A worker's search state, local to one search loop. */
+typedef struct weft__idle {
+    unsigned index;  /* the searching worker */
+    unsigned rounds; /* fruitless searches so far */
+    uint32_t jec;    /* the JEC seen when we got sleepy (targeted) */
+} weft__idle;
+
+WEFT_HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wake_all,
+                                 bool leave_fast);
+WEFT_HIDDEN void weft__sleep_destroy(weft__sleep *s);
+
+/* A worker starts / stops searching for work. `more`: the place it took its
+ * job from still had work, so another idle thread is worth having. */
+WEFT_HIDDEN void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index);
+WEFT_HIDDEN void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more);
+
+/* A search found nothing: search again, get sleepy, or sleep until woken
+ * (new work, or latch set). Returns when the caller should search again. */
+WEFT_HIDDEN void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch);
+
+/* n jobs were pushed on a worker's deque. No fence: a missed wake-up here
+ * costs parallelism, never progress, since the pusher runs its own deque. */
+WEFT_HIDDEN void weft__sleep_new_internal_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
+/* n jobs were pushed into the injector (includes the PushFence). */
+WEFT_HIDDEN void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
+
+/* A latch owned by worker `owner` was set; `was_sleeping`: its owner had
+ * marked it SLEEPING. */
+WEFT_HIDDEN void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping);
+
+/* Test hooks. weft__sleep_debug_hook, when set, is called on the sleeping
+ * worker's thread at these points of the (cold) falling-asleep path, so tests
+ * can inject interleavings or random yields there (liburcu's debug-yield). */
+typedef enum {
+    WEFT_DEBUG_BEFORE_COUNT,         /* targeted: sleepy, about to check the JEC and count */
+    WEFT_DEBUG_BEFORE_FINAL_CHECK,   /* targeted: counted, before the SleepFence */
+    WEFT_DEBUG_LEGACY_BEFORE_ASLEEP, /* wake-all: sleepy, about to mark itself asleep */
+} weft__debug_point;
+WEFT_HIDDEN extern void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
+
+/* Test hook: force the jobs event counter (to test wrap-around). */
+WEFT_HIDDEN void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec);
+WEFT_HIDDEN uint64_t weft__sleep_debug_counters(weft__sleep *s);
+
+#endif

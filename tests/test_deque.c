@@ -1,0 +1,128 @@
+/* Chase-Lev deque: sequential semantics, growth, out-of-memory, and a
+ * concurrent torture where every pushed item must be taken exactly once. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "check.h"
+#include "deque.h"
+#include "failmalloc.h"
+
+typedef struct item {
+    weft__job job;
+    _Atomic int taken;
+} item;
+
+TEST(lifo_for_owner_fifo_for_thieves) {
+    weft__deque d;
+    CHECK_EQ(weft__deque_init(&d, 4), 0);
+    item it[3];
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+    weft__job *j = NULL;
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+    CHECK(j == &it[0].job);                   /* thieves take the oldest */
+    CHECK(weft__deque_pop(&d) == &it[2].job); /* the owner the newest */
+    CHECK(weft__deque_pop(&d) == &it[1].job);
+    CHECK(weft__deque_pop(&d) == NULL);
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_EMPTY);
+    CHECK(weft__deque_maybe_empty(&d));
+    weft__deque_destroy(&d);
+}
+
+TEST(grows_and_keeps_order) {
+    weft__deque d;
+    CHECK_EQ(weft__deque_init(&d, 1), 0);
+    enum { N = 10000 };
+    static item it[N];
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+        if (i % 3 == 0) { /* move top so the live window wraps around the buffer */
+            weft__job *j;
+            CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+            CHECK(j == &it[i / 3].job);
+        }
+    }
+    int expect_low = (N - 1) / 3 + 1;
+    for (int i = N - 1; i >= expect_low; i--)
+        CHECK(weft__deque_pop(&d) == &it[i].job);
+    CHECK(weft__deque_pop(&d) == NULL);
+    weft__deque_destroy(&d);
+}
+
+TEST(push_reports_enomem_when_growth_fails) {
+    weft__deque d;
+    CHECK_EQ(weft__deque_init(&d, 16), 0);
+    item it[17];
+    for (int i = 0; i < 16; i++)
+        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+    failmalloc_arm(0);
+    CHECK_EQ(weft__deque_push(&d, &it[16].job), ENOMEM);
+    failmalloc_disarm();
+    /* Nothing queued was lost. */
+    for (int i = 15; i >= 0; i--)
+        CHECK(weft__deque_pop(&d) == &it[i].job);
+    CHECK_EQ(weft__deque_push(&d, &it[16].job), 0);
+    CHECK(weft__deque_pop(&d) == &it[16].job);
+    weft__deque_destroy(&d);
+}
+
+/* Torture: the owner pushes items and pops some back, thieves steal the
+ * rest; every item must be taken exactly once. */
+enum { THIEVES = 3 };
+
+typedef struct torture {
+    weft__deque d;
+    item *items;
+    long n;
+    _Atomic long taken;
+    _Atomic int done;
+} torture;
+
+static void take(torture *t, weft__job *j) {
+    item *it = (item *)j;
+    CHECK_EQ(atomic_fetch_add(&it->taken, 1), 0);
+    atomic_fetch_add_explicit(&t->taken, 1, memory_order_relaxed);
+}
+
+static void *thief(void *arg) {
+    torture *t = arg;
+    for (;;) {
+        weft__job *j;
+        weft__steal_result r = weft__deque_steal(&t->d, &j);
+        if (r == WEFT_STEAL_OK)
+            take(t, j);
+        else if (r == WEFT_STEAL_EMPTY && atomic_load(&t->done))
+            return NULL;
+    }
+}
+
+TEST(concurrent_steal_takes_each_item_once) {
+    torture t = {.n = scaled(2000000)};
+    t.items = calloc((size_t)t.n, sizeof(item));
+    CHECK_EQ(weft__deque_init(&t.d, 16), 0); /* small: growth races with steals */
+    pthread_t th[THIEVES];
+    for (int i = 0; i < THIEVES; i++)
+        pthread_create(&th[i], NULL, thief, &t);
+    unsigned rng = 12345;
+    for (long i = 0; i < t.n; i++) {
+        CHECK_EQ(weft__deque_push(&t.d, &t.items[i].job), 0);
+        rng = rng * 1103515245u + 12345u;
+        for (unsigned k = (rng >> 16) % 3; k > 0; k--) { /* pop 0-2 back */
+            weft__job *j = weft__deque_pop(&t.d);
+            if (j)
+                take(&t, j);
+        }
+    }
+    weft__job *j;
+    while ((j = weft__deque_pop(&t.d)) != NULL)
+        take(&t, j);
+    atomic_store(&t.done, 1);
+    for (int i = 0; i < THIEVES; i++)
+        pthread_join(th[i], NULL);
+    CHECK_EQ(atomic_load(&t.taken), t.n);
+    for (long i = 0; i < t.n; i++)
+        CHECK_EQ(atomic_load(&t.items[i].taken), 1);
+    weft__deque_destroy(&t.d);
+    free(t.items);
+}

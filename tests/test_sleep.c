@@ -1,0 +1,219 @@
+/* Sleep-protocol scenarios, under both protocols: jobs that arrive when every
+ * worker sleeps, jobs that race workers getting sleepy, JEC wrap-around, the
+ * final injector check (forced through the debug hook), targeted wake-ups,
+ * and destroying idle and busy pools. A lost wake-up fails a deadline CHECK
+ * (or, at worst, the ctest timeout). */
+#include <stdatomic.h>
+
+#include "check.h"
+#include "pool.h"
+#include "weft.h"
+
+static const weft_wake wakes[] = {WEFT_WAKE_TARGETED, WEFT_WAKE_ALL};
+static const weft_leave leaves[] = {WEFT_LEAVE_AUTOMATIC, WEFT_LEAVE_FAST};
+
+static weft_pool *make_pool(unsigned threads, weft_wake wake, weft_leave leave) {
+    weft_config c = {.threads = threads, .wake = wake, .leave = leave};
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &c), 0);
+    return pool;
+}
+
+static unsigned sleeping_of(uint64_t c) {
+    return (unsigned)(c & 0xffff);
+}
+
+static unsigned inactive_of(uint64_t c) {
+    return (unsigned)((c >> 16) & 0xffff);
+}
+
+/* Wait until every worker sleeps. Targeted: the counters say so, and they
+ * must balance (inactive == sleeping == threads). Wake-all keeps no count:
+ * give it time to get there. */
+static void wait_all_asleep(weft_pool *pool) {
+    if (pool->sleep.wake_all) {
+        check_sleep_us(20000);
+        return;
+    }
+    double deadline = check_now() + 10;
+    for (;;) {
+        uint64_t c = weft__sleep_debug_counters(&pool->sleep);
+        if (sleeping_of(c) == pool->threads) {
+            CHECK_EQ(inactive_of(c), pool->threads);
+            return;
+        }
+        CHECK(check_now() < deadline);
+        check_sleep_us(200);
+    }
+}
+
+static void set_flag(void *arg) {
+    atomic_store((_Atomic int *)arg, 1);
+}
+
+static void wait_flag(_Atomic int *flag) {
+    double deadline = check_now() + 5;
+    while (!atomic_load(flag)) {
+        CHECK(check_now() < deadline); /* a lost wake-up */
+        check_sleep_us(50);
+    }
+}
+
+TEST(all_asleep_then_external_job) {
+    for (int w = 0; w < 2; w++)
+        for (int l = 0; l < 2; l++) {
+            weft_pool *pool = make_pool(4, wakes[w], leaves[l]);
+            for (int i = 0; i < scaled(40); i++) {
+                wait_all_asleep(pool);
+                _Atomic int flag = 0;
+                CHECK_EQ(weft_spawn(pool, set_flag, &flag), 0);
+                wait_flag(&flag);
+            }
+            CHECK_EQ(weft_pool_destroy(pool), 0);
+        }
+}
+
+static void nothing(void *arg) {
+    (void)arg;
+}
+
+/* Outside submissions with gaps of 0-60 us land while workers are searching,
+ * getting sleepy, counting themselves or already asleep. */
+TEST(job_pushed_while_getting_sleepy) {
+    for (int w = 0; w < 2; w++)
+        for (int l = 0; l < 2; l++) {
+            weft_pool *pool = make_pool(3, wakes[w], leaves[l]);
+            unsigned rng = 7;
+            for (long i = 0; i < scaled(4000); i++) {
+                rng = rng * 1103515245u + 12345u;
+                long gap = (rng >> 16) % 61;
+                if (gap > 2)
+                    check_sleep_us(gap);
+                weft_run(pool, nothing, NULL);
+            }
+            CHECK_EQ(weft_pool_destroy(pool), 0);
+        }
+}
+
+TEST(jec_wraps_around) {
+    weft_pool *pool = make_pool(2, WEFT_WAKE_TARGETED, WEFT_LEAVE_FAST);
+    wait_all_asleep(pool);
+    weft__sleep_debug_set_jec(&pool->sleep, 0xfffffff0u);
+    for (int i = 0; i < 64; i++) {
+        _Atomic int flag = 0;
+        CHECK_EQ(weft_spawn(pool, set_flag, &flag), 0);
+        wait_flag(&flag);
+        wait_all_asleep(pool); /* each sleep makes the JEC even again */
+    }
+    uint32_t jec = (uint32_t)(weft__sleep_debug_counters(&pool->sleep) >> 32);
+    CHECK(jec < 0xfffffff0u); /* it wrapped, and nothing was lost */
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* The case seed 001's final check exists for: while the only worker is sleepy,
+ * an outside thread injects a job and bumps the JEC, and the JEC wraps back to
+ * the value the worker remembered, so the worker's JEC check passes. Only the
+ * SleepFence + injector check keeps it from sleeping on the job forever. */
+static _Atomic int hook_armed;
+static weft__job hook_job;
+static _Atomic int hook_job_ran;
+
+static void hook_job_execute(weft__job *job) {
+    (void)job;
+    atomic_store(&hook_job_ran, 1);
+}
+
+static void inject_and_wrap(weft__sleep *s, weft__debug_point p) {
+    if (p != WEFT_DEBUG_BEFORE_COUNT || !atomic_exchange(&hook_armed, 0))
+        return;
+    uint32_t jec = (uint32_t)(weft__sleep_debug_counters(s) >> 32);
+    hook_job.execute = hook_job_execute;
+    weft__pool_inject(s->pool, &hook_job); /* sees no sleeper: wakes nobody */
+    CHECK((uint32_t)(weft__sleep_debug_counters(s) >> 32) != jec);
+    weft__sleep_debug_set_jec(s, jec); /* as if 2^32 posts had happened */
+}
+
+static void missed_tickle(weft__sleep *s, weft__debug_point p) {
+    if (p != WEFT_DEBUG_LEGACY_BEFORE_ASLEEP || !atomic_exchange(&hook_armed, 0))
+        return;
+    /* The poster's tickle read the state before we got sleepy, and its push
+     * was not yet visible to our last search: queue it without a tickle. */
+    hook_job.execute = hook_job_execute;
+    weft__injector_push(&s->pool->injector, &hook_job, &hook_job, 1);
+}
+
+static void final_check(weft_wake wake, void (*hook)(weft__sleep *, weft__debug_point)) {
+    weft_pool *pool = make_pool(1, wake, WEFT_LEAVE_FAST);
+    for (int i = 0; i < 20; i++) {
+        wait_all_asleep(pool);
+        atomic_store(&hook_job_ran, 0);
+        atomic_store(&weft__sleep_debug_hook, hook);
+        atomic_store(&hook_armed, 1);
+        CHECK_EQ(weft_spawn(pool, nothing, NULL), 0); /* wake it; it gets sleepy again */
+        wait_flag(&hook_job_ran);
+        CHECK_EQ(atomic_load(&hook_armed), 0);
+        atomic_store(&weft__sleep_debug_hook, NULL);
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+TEST(final_injector_check_survives_jec_wrap) {
+    final_check(WEFT_WAKE_TARGETED, inject_and_wrap);
+}
+
+TEST(wake_all_final_check_survives_missed_tickle) {
+    final_check(WEFT_WAKE_ALL, missed_tickle);
+}
+
+/* Targeted: one outside job wakes one sleeper, not all of them. */
+static void hold_and_count(void *arg) {
+    weft_pool *pool = arg;
+    check_sleep_us(20000); /* long enough for any wrongly woken worker to show */
+    uint64_t c = weft__sleep_debug_counters(&pool->sleep);
+    CHECK_EQ(sleeping_of(c), pool->threads - 1);
+}
+
+TEST(one_job_wakes_one_sleeper) {
+    for (int l = 0; l < 2; l++) {
+        weft_pool *pool = make_pool(8, WEFT_WAKE_TARGETED, leaves[l]);
+        for (int i = 0; i < 5; i++) {
+            wait_all_asleep(pool);
+            weft_run(pool, hold_and_count, pool);
+        }
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
+TEST(destroy_while_idle) {
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < scaled(20); i++) {
+            weft_pool *pool = make_pool(8, wakes[w], leaves[i % 2]);
+            if (i % 2)
+                wait_all_asleep(pool);
+            CHECK_EQ(weft_pool_destroy(pool), 0);
+        }
+}
+
+static _Atomic long queued_ran;
+
+static void queued_child(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&queued_ran, 1);
+}
+
+static void queued_parent(void *arg) {
+    atomic_fetch_add(&queued_ran, 1);
+    CHECK_EQ(weft_spawn((weft_pool *)arg, queued_child, NULL), 0);
+}
+
+TEST(destroy_finishes_queued_work) {
+    for (int w = 0; w < 2; w++) {
+        weft_pool *pool = make_pool(4, wakes[w], WEFT_LEAVE_AUTOMATIC);
+        atomic_store(&queued_ran, 0);
+        long n = scaled(20000);
+        for (long i = 0; i < n; i++)
+            CHECK_EQ(weft_spawn(pool, queued_parent, pool), 0);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+        CHECK_EQ(atomic_load(&queued_ran), 2 * n);
+    }
+}
