@@ -47,8 +47,12 @@ struct weft_pool {
     size_t stack_size;                             /* I */
 };
 
-/* The worker running on this thread, or NULL outside every pool. */
-WEFT_HIDDEN extern _Thread_local weft__worker *weft__tls_worker;
+/* The worker running on this thread, or NULL outside every pool.
+ * initial-exec: read on every join, so no __tls_get_addr call. It is safe for
+ * a library loaded at start-up or dlopen'ed while the C library still has
+ * static TLS to spare (glibc keeps some for exactly this). */
+WEFT_HIDDEN extern _Thread_local weft__worker *weft__tls_worker
+    __attribute__((tls_model("initial-exec")));
 
 static inline weft__worker *weft__current_worker(void) {
     return weft__tls_worker;

@@ -376,7 +376,7 @@ void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *la
     }
 }
 
-void weft__sleep_new_internal_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
+void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned n, bool queue_was_empty) {
     if (s->wake_all)
         legacy_tickle(s);
     else
@@ -388,7 +388,7 @@ void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_em
      * and our counter read below sees it counted, or ours does and its final
      * injector check sees our push. */
     weft__fence_seq_cst();
-    weft__sleep_new_internal_jobs(s, n, queue_was_empty);
+    weft__sleep_new_jobs_cold(s, n, queue_was_empty);
 }
 
 void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping) {
