@@ -1,107 +1,98 @@
-/* Chase-Lev work-stealing deque. See deque.c for the protocol. */
+/* The work-stealing deque: a split deque. See deque.c for the protocol. */
 #ifndef WEFT_DEQUE_H
 #define WEFT_DEQUE_H
 
 #include <assert.h>
+#include <errno.h>
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <errno.h>
-
 #include "atomics.h"
 #include "job.h"
 
 typedef struct weft__deque_buf {
-    int64_t mask;                    /* capacity - 1; capacity a power of two */
+    uint32_t mask;                   /* capacity - 1; capacity a power of two <= 2^30 */
     struct weft__deque_buf *retired; /* O: older buffers, freed with the deque */
-    _Atomic(weft__job *) slot[];     /* A: relaxed; published by bottom/top */
+    _Atomic(weft__job *) slot[];     /* A: relaxed; published through ts */
 } weft__deque_buf;
 
 typedef struct weft__deque {
-    /* Written by thieves (and by the owner taking the last job). */
-    alignas(WEFT_CACHELINE) _Atomic int64_t top; /* A */
-    /* Written by the owner only. */
-    alignas(WEFT_CACHELINE) _Atomic int64_t bottom; /* A */
-    _Atomic(weft__deque_buf *) buf;                 /* A: owner stores, thieves load */
-    char pad[WEFT_CACHELINE - sizeof(int64_t) - sizeof(void *)];
+    /* Shared: thieves CAS ts and set movesplit; the owner moves split. */
+    alignas(WEFT_CACHELINE) _Atomic uint64_t ts; /* A: split (high 32) | top (low 32) */
+    _Atomic uint32_t movesplit;                  /* A: a thief found nothing public */
+    _Atomic(weft__deque_buf *) buf;              /* A: owner stores, thieves load */
+    /* Owner only. */
+    alignas(WEFT_CACHELINE) uint32_t bottom; /* O: next index to push */
+    uint32_t split;                          /* O: ts's split; only the owner moves it */
+    uint32_t top_seen;                       /* O: a lower bound of ts's top */
+    weft__deque_buf *obuf;                   /* O: buf, without the atomic load */
 } weft__deque;
 
-static_assert(offsetof(weft__deque, bottom) - offsetof(weft__deque, top) >= WEFT_CACHELINE,
-              "top and bottom share a prefetch pair");
+static_assert(offsetof(weft__deque, bottom) - offsetof(weft__deque, ts) >= WEFT_CACHELINE,
+              "the owner's fields share a prefetch pair with the thieves' word");
 
 typedef enum { WEFT_STEAL_EMPTY, WEFT_STEAL_RETRY, WEFT_STEAL_OK } weft__steal_result;
 
 WEFT_HIDDEN int weft__deque_init(weft__deque *d, size_t capacity);
 WEFT_HIDDEN void weft__deque_destroy(weft__deque *d);
-/* Any thread. The oldest job in *job on WEFT_STEAL_OK. */
+
+/* Any thread. The oldest public job in *job on WEFT_STEAL_OK; on
+ * WEFT_STEAL_EMPTY the owner is asked to share more. */
 WEFT_HIDDEN weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job);
 
-/* Owner only, cold: copy the live window [t, b) into a buffer twice as
- * large and publish it. NULL when out of memory (the deque is unchanged). */
-WEFT_HIDDEN WEFT_COLD weft__deque_buf *weft__deque_grow(weft__deque *d, weft__deque_buf *old,
-                                                        int64_t t, int64_t b);
+/* Owner only: make every private job public (stealable). */
+WEFT_HIDDEN WEFT_COLD void weft__deque_share(weft__deque *d);
 
-/* The owner's fast paths (memory orders: deque.c's header). */
+/* Owner only, cold paths of push and pop. */
+WEFT_HIDDEN WEFT_COLD int weft__deque_push_cold(weft__deque *d, weft__job *job);
+WEFT_HIDDEN WEFT_COLD weft__job *weft__deque_pop_cold(weft__deque *d);
 
-/* Owner only. 0, or ENOMEM when the deque is full and cannot grow. */
+static inline uint32_t weft__deque_top(uint64_t ts) {
+    return (uint32_t)ts;
+}
+
+static inline uint32_t weft__deque_split(uint64_t ts) {
+    return (uint32_t)(ts >> 32);
+}
+
+/* Owner only: push a private job. 0, or ENOMEM when the deque is full and
+ * cannot grow (nothing is lost). No atomic read-modify-write, no fence:
+ * thieves never look at private jobs. */
 static inline int weft__deque_push(weft__deque *d, weft__job *job) {
-    /* Relaxed: bottom is ours. */
-    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-    /* Acquire: pairs with a thief's CAS on top, so the slot it read is free
-     * before we may overwrite it. */
-    int64_t t = atomic_load_explicit(&d->top, memory_order_acquire);
-    weft__deque_buf *buf = atomic_load_explicit(&d->buf, memory_order_relaxed);
-    if (WEFT_UNLIKELY(b - t > buf->mask)) {
-        buf = weft__deque_grow(d, buf, t, b);
-        if (!buf)
-            return ENOMEM;
-    }
+    uint32_t b = d->bottom;
+    weft__deque_buf *buf = d->obuf;
+    if (WEFT_UNLIKELY(b - d->top_seen > buf->mask))
+        return weft__deque_push_cold(d, job);
+    /* Relaxed: published to thieves only by a later release CAS of ts. */
     atomic_store_explicit(&buf->slot[b & buf->mask], job, memory_order_relaxed);
-#ifdef WEFT_TSAN
-    /* Release store in place of the fence below, which TSan cannot see. */
-    atomic_store_explicit(&d->bottom, b + 1, memory_order_release);
-#else
-    /* Release fence: pairs with the thief's acquire load of bottom, so a thief
-     * that sees the new bottom sees the slot and the job's contents. */
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-#endif
+    d->bottom = b + 1;
     return 0;
 }
 
-/* Owner only. The newest job, or NULL. */
+/* Owner only: the newest job, or NULL. The common case (a private job, no
+ * thief asking for more) is plain loads and stores. */
 static inline weft__job *weft__deque_pop(weft__deque *d) {
-    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed) - 1;
-    weft__deque_buf *buf = atomic_load_explicit(&d->buf, memory_order_relaxed);
-    atomic_store_explicit(&d->bottom, b, memory_order_relaxed);
-    /* Seq-cst fence: either a thief's fence comes first and we see its top
-     * increment, or ours does and the thief sees our decremented bottom; so
-     * owner and thief never both take the last job. */
-    weft__fence_seq_cst();
-    int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    if (t > b) { /* empty: restore */
-        atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-        return NULL;
-    }
-    weft__job *job = atomic_load_explicit(&buf->slot[b & buf->mask], memory_order_relaxed);
-    if (t == b) {
-        /* Last job: race the thieves for it. Seq-cst CAS as in Lê et al. */
-        if (!atomic_compare_exchange_strong_explicit(&d->top, &t, t + 1, memory_order_seq_cst,
-                                                     memory_order_relaxed))
-            job = NULL;
-        atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
-    }
-    return job;
+    uint32_t b = d->bottom;
+    /* Relaxed: a hint from thieves; honoured on the cold path. */
+    if (WEFT_UNLIKELY(b == d->split ||
+                      atomic_load_explicit(&d->movesplit, memory_order_relaxed) != 0))
+        return weft__deque_pop_cold(d);
+    d->bottom = b - 1;
+    return atomic_load_explicit(&d->obuf->slot[(b - 1) & d->obuf->mask], memory_order_relaxed);
 }
 
-/* Any thread; a hint only (the answer may be stale by the time it is used). */
-static inline bool weft__deque_maybe_empty(weft__deque *d) {
-    /* Relaxed: a hint; a thief confirms with weft__deque_steal. */
-    int64_t t = atomic_load_explicit(&d->top, memory_order_relaxed);
-    int64_t b = atomic_load_explicit(&d->bottom, memory_order_relaxed);
-    return b <= t;
+/* Owner only: are there private jobs? */
+static inline bool weft__deque_has_private(const weft__deque *d) {
+    return d->bottom != d->split;
+}
+
+/* Any thread; a hint only (stale by the time it is used): nothing public. */
+static inline bool weft__deque_public_empty(weft__deque *d) {
+    /* Relaxed: a heuristic for wake-up decisions; steal confirms. */
+    uint64_t ts = atomic_load_explicit(&d->ts, memory_order_relaxed);
+    return weft__deque_top(ts) == weft__deque_split(ts);
 }
 
 #endif

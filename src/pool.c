@@ -60,7 +60,7 @@ static weft__job *steal_work(weft__worker *w, bool *more) {
             weft__job *job;
             weft__steal_result r = weft__deque_steal(victim, &job);
             if (r == WEFT_STEAL_OK) {
-                *more = !weft__deque_maybe_empty(victim);
+                *more = !weft__deque_public_empty(victim);
                 return job;
             }
             retry |= r == WEFT_STEAL_RETRY;
@@ -107,6 +107,12 @@ void weft__pool_inject(weft_pool *pool, weft__job *job) {
     bool was_empty = weft__injector_is_empty(&pool->injector);
     weft__injector_push(&pool->injector, job, job, 1);
     weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
+}
+
+void weft__worker_offer(weft__worker *w) {
+    bool was_empty = weft__deque_public_empty(&w->deque);
+    weft__deque_share(&w->deque);
+    weft__sleep_new_jobs_cold(&w->pool->sleep, 1, was_empty);
 }
 
 int weft__pool_submit(weft_pool *pool, weft__job *job) {

@@ -78,12 +78,19 @@ static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) 
         weft__worker_wait_until_cold(w, latch);
 }
 
-/* Push a job on w's deque and tell the sleep module. 0 or ENOMEM. */
+/* Share w's private jobs and tell the sleep module (cold path of push). */
+WEFT_HIDDEN WEFT_COLD void weft__worker_offer(weft__worker *w);
+
+/* Push a job on w's deque. It stays private (no synchronisation) unless some
+ * worker could take it now: an idle or sleeping worker, or a thief that asked
+ * this deque for work; then w shares its private jobs and wakes a sleeper if
+ * needed. 0 or ENOMEM. */
 static inline int weft__worker_push(weft__worker *w, weft__job *job) {
-    bool was_empty = weft__deque_maybe_empty(&w->deque);
     int err = weft__deque_push(&w->deque, job);
-    if (WEFT_LIKELY(err == 0))
-        weft__sleep_new_internal_jobs(&w->pool->sleep, 1, was_empty);
+    if (WEFT_LIKELY(err == 0) &&
+        WEFT_UNLIKELY(weft__sleep_wants_work(&w->pool->sleep) ||
+                      atomic_load_explicit(&w->deque.movesplit, memory_order_relaxed)))
+        weft__worker_offer(w);
     return err;
 }
 

@@ -58,26 +58,23 @@ WEFT_HIDDEN void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool m
  * (new work, or latch set). Returns when the caller should search again. */
 WEFT_HIDDEN void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch);
 
-/* Slow path of the two below: update the JEC and wake sleepers. */
+/* n jobs were pushed on a worker's deque (and shared): update the JEC and
+ * wake sleepers if too few workers search. No fence: a missed wake-up here
+ * costs parallelism, never progress, since the pusher runs its own deque. */
 WEFT_HIDDEN WEFT_COLD void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned n,
                                                      bool queue_was_empty);
 
-/* n jobs were pushed on a worker's deque. No fence: a missed wake-up here
- * costs parallelism, never progress, since the pusher runs its own deque.
- * Called on every push, so the common case (nobody sleepy, nobody asleep)
- * is one load of a line that is only written when workers go idle. */
-static inline void weft__sleep_new_internal_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
-    if (!s->wake_all) {
-        /* Seq-cst like every counter access (sleep.c). Odd JEC: no worker got
-         * sleepy since the last post; low 16 bits: sleeping workers. */
-        uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-        if ((c & 0xffff) == 0 && ((c >> 32) & 1) == 1)
-            return;
-    } else if (atomic_load_explicit(&s->legacy_state, memory_order_seq_cst) == 0) {
-        return; /* seq-cst: the tickle's load, sleep.c */
-    }
-    weft__sleep_new_jobs_cold(s, n, queue_was_empty);
+/* Could another worker use a new job now? Targeted: is any worker inactive
+ * (searching, sleepy or asleep)? Wake-all: is any worker sleepy or asleep?
+ * Checked on every push, so it is one load of a line that is written only
+ * when workers go idle or busy. Seq-cst, like every access to these words
+ * (sleep.c); a stale answer costs parallelism, never progress. */
+static inline bool weft__sleep_wants_work(weft__sleep *s) {
+    if (!s->wake_all)
+        return (atomic_load_explicit(&s->counters, memory_order_seq_cst) >> 16 & 0xffff) != 0;
+    return atomic_load_explicit(&s->legacy_state, memory_order_seq_cst) != 0;
 }
+
 /* n jobs were pushed into the injector (includes the PushFence). */
 WEFT_HIDDEN void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
 

@@ -20,13 +20,52 @@ TEST(lifo_for_owner_fifo_for_thieves) {
     for (int i = 0; i < 3; i++)
         CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
     weft__job *j = NULL;
+    weft__deque_share(&d);
     CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
     CHECK(j == &it[0].job);                   /* thieves take the oldest */
     CHECK(weft__deque_pop(&d) == &it[2].job); /* the owner the newest */
     CHECK(weft__deque_pop(&d) == &it[1].job);
     CHECK(weft__deque_pop(&d) == NULL);
     CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_EMPTY);
-    CHECK(weft__deque_maybe_empty(&d));
+    CHECK(weft__deque_public_empty(&d));
+    weft__deque_destroy(&d);
+}
+
+TEST(private_jobs_wait_until_shared) {
+    weft__deque d;
+    CHECK_EQ(weft__deque_init(&d, 4), 0);
+    item it[3];
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+    weft__job *j = NULL;
+    CHECK(weft__deque_has_private(&d));
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_EMPTY); /* private: invisible */
+    CHECK_EQ(atomic_load(&d.movesplit), 1);                /* ...so the thief asks */
+    /* The owner's next pop honours the request: all but its own job go public. */
+    CHECK(weft__deque_pop(&d) == &it[2].job);
+    CHECK_EQ(atomic_load(&d.movesplit), 0);
+    CHECK(!weft__deque_has_private(&d));
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+    CHECK(j == &it[0].job);
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+    CHECK(j == &it[1].job);
+    CHECK(weft__deque_pop(&d) == NULL);
+    weft__deque_destroy(&d);
+}
+
+TEST(pop_takes_back_public_jobs) {
+    weft__deque d;
+    CHECK_EQ(weft__deque_init(&d, 4), 0);
+    item it[5];
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+    weft__deque_share(&d);
+    CHECK(weft__deque_public_empty(&d) == false);
+    for (int i = 4; i >= 0; i--) /* each reclaim takes back the newer half */
+        CHECK(weft__deque_pop(&d) == &it[i].job);
+    CHECK(weft__deque_pop(&d) == NULL);
+    weft__job *j;
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_EMPTY);
     weft__deque_destroy(&d);
 }
 
@@ -35,16 +74,38 @@ TEST(grows_and_keeps_order) {
     CHECK_EQ(weft__deque_init(&d, 1), 0);
     enum { N = 10000 };
     static item it[N];
+    int stolen = 0;
     for (int i = 0; i < N; i++) {
         CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
         if (i % 3 == 0) { /* move top so the live window wraps around the buffer */
+            weft__deque_share(&d);
             weft__job *j;
             CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
-            CHECK(j == &it[i / 3].job);
+            CHECK(j == &it[stolen++].job);
         }
     }
-    int expect_low = (N - 1) / 3 + 1;
-    for (int i = N - 1; i >= expect_low; i--)
+    for (int i = N - 1; i >= stolen; i--)
+        CHECK(weft__deque_pop(&d) == &it[i].job);
+    CHECK(weft__deque_pop(&d) == NULL);
+    weft__deque_destroy(&d);
+}
+
+TEST(indices_wrap_around_32_bits) {
+    weft__deque d;
+    CHECK_EQ(weft__deque_init(&d, 16), 0);
+    uint32_t start = 0xfffffff0u; /* as after 4 billion pushes */
+    atomic_store(&d.ts, ((uint64_t)start << 32) | start);
+    d.bottom = d.split = d.top_seen = start;
+    static item it[100];
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0); /* grows across the wrap */
+    weft__deque_share(&d);
+    weft__job *j;
+    for (int i = 0; i < 50; i++) {
+        CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+        CHECK(j == &it[i].job);
+    }
+    for (int i = 99; i >= 50; i--)
         CHECK(weft__deque_pop(&d) == &it[i].job);
     CHECK(weft__deque_pop(&d) == NULL);
     weft__deque_destroy(&d);
@@ -59,6 +120,7 @@ TEST(push_reports_enomem_when_growth_fails) {
     failmalloc_arm(0);
     CHECK_EQ(weft__deque_push(&d, &it[16].job), ENOMEM);
     failmalloc_disarm();
+    CHECK_EQ(failmalloc_failed, 1);
     /* Nothing queued was lost. */
     for (int i = 15; i >= 0; i--)
         CHECK(weft__deque_pop(&d) == &it[i].job);
@@ -67,8 +129,9 @@ TEST(push_reports_enomem_when_growth_fails) {
     weft__deque_destroy(&d);
 }
 
-/* Torture: the owner pushes items and pops some back, thieves steal the
- * rest; every item must be taken exactly once. */
+/* Torture: the owner pushes items, sometimes shares them, and pops some back
+ * (honouring thieves' requests on the way); thieves steal the rest. Every item
+ * must be taken exactly once. */
 enum { THIEVES = 3 };
 
 typedef struct torture {
@@ -108,6 +171,8 @@ TEST(concurrent_steal_takes_each_item_once) {
     for (long i = 0; i < t.n; i++) {
         CHECK_EQ(weft__deque_push(&t.d, &t.items[i].job), 0);
         rng = rng * 1103515245u + 12345u;
+        if ((rng >> 20) % 4 == 0)
+            weft__deque_share(&t.d);
         for (unsigned k = (rng >> 16) % 3; k > 0; k--) { /* pop 0-2 back */
             weft__job *j = weft__deque_pop(&t.d);
             if (j)
