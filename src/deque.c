@@ -119,12 +119,14 @@ static void move_split(weft__deque *d, uint32_t new_split) {
     d->top_seen = weft__deque_top(ts);
 }
 
-void weft__deque_share(weft__deque *d) {
+unsigned weft__deque_share(weft__deque *d) {
     /* Relaxed: a hint; clearing it before sharing means a request that
      * arrives meanwhile is kept. */
     atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
-    if (d->bottom != d->split)
+    unsigned n = d->bottom - d->split;
+    if (n)
         move_split(d, d->bottom);
+    return n;
 }
 
 /* Private part empty: take back the newer half of the public part, or the

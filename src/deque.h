@@ -42,8 +42,8 @@ WEFT_HIDDEN void weft__deque_destroy(weft__deque *d);
  * WEFT_STEAL_EMPTY the owner is asked to share more. */
 WEFT_HIDDEN weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job);
 
-/* Owner only: make every private job public (stealable). */
-WEFT_HIDDEN WEFT_COLD void weft__deque_share(weft__deque *d);
+/* Owner only: make every private job public (stealable); returns how many. */
+WEFT_HIDDEN WEFT_COLD unsigned weft__deque_share(weft__deque *d);
 
 /* Owner only, cold paths of push and pop. */
 WEFT_HIDDEN WEFT_COLD int weft__deque_push_cold(weft__deque *d, weft__job *job);

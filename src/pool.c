@@ -109,10 +109,14 @@ void weft__pool_inject(weft_pool *pool, weft__job *job) {
     weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
 }
 
+/* Jobs a thief takes after a pop shared them on its request are not announced
+ * here: that thief is awake, and when it finds more left it wakes the next
+ * worker (weft__sleep_work_found's `more`). */
 void weft__worker_offer(weft__worker *w) {
     bool was_empty = weft__deque_public_empty(&w->deque);
-    weft__deque_share(&w->deque);
-    weft__sleep_new_jobs_cold(&w->pool->sleep, 1, was_empty);
+    unsigned n = weft__deque_share(&w->deque);
+    if (n) /* n jobs posted at once may wake up to n sleepers (seed 000) */
+        weft__sleep_new_jobs_cold(&w->pool->sleep, n, was_empty);
 }
 
 int weft__pool_submit(weft_pool *pool, weft__job *job) {
