@@ -62,7 +62,7 @@ int weft__deque_init(weft__deque *d, size_t capacity) {
     atomic_init(&d->ts, 0);
     atomic_init(&d->movesplit, 0);
     atomic_init(&d->buf, b);
-    d->bottom = d->split = d->top_seen = 0;
+    d->bottom = d->split = d->top_seen = d->unannounced = 0;
     d->obuf = b;
     return 0;
 }
@@ -160,10 +160,13 @@ weft__job *weft__deque_pop_cold(weft__deque *d) {
     uint32_t b = d->bottom;
     if (b == d->split)
         return reclaim(d);
-    /* A thief asked for work: share all but the job we take now. */
+    /* A thief asked for work: share all but the job we take now, and leave
+     * the count for the caller to announce (the thief may be asleep by now). */
     atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
-    if (b - d->split >= 2)
+    if (b - d->split >= 2) {
+        d->unannounced += b - 1 - d->split;
         move_split(d, b - 1);
+    }
     d->bottom = b - 1;
     return atomic_load_explicit(&d->obuf->slot[(b - 1) & d->obuf->mask], memory_order_relaxed);
 }

@@ -28,6 +28,7 @@ typedef struct weft__deque {
     uint32_t split;                          /* O: ts's split; only the owner moves it */
     uint32_t top_seen;                       /* O: a lower bound of ts's top */
     weft__deque_buf *obuf;                   /* O: buf, without the atomic load */
+    uint32_t unannounced; /* O: jobs a pop shared on a thief's request, to announce */
 } weft__deque;
 
 static_assert(offsetof(weft__deque, bottom) - offsetof(weft__deque, ts) >= WEFT_CACHELINE,

@@ -24,7 +24,7 @@ static void join_b_execute(weft__job *job) {
 /* After A: take B back, or wait for whoever stole it. */
 static void join_finish(weft__worker *w, join_job *b) {
     weft__job *job;
-    while ((job = weft__deque_pop(&w->deque)) != NULL) {
+    while ((job = weft__worker_pop(w)) != NULL) {
         if (job == &b->job) {
             b->fn(b->arg);
             return;

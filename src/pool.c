@@ -71,7 +71,7 @@ static weft__job *steal_work(weft__worker *w, bool *more) {
 
 static weft__job *find_work(weft__worker *w, bool *more) {
     *more = false;
-    weft__job *job = weft__deque_pop(&w->deque);
+    weft__job *job = weft__worker_pop(w);
     if (job)
         return job;
     job = steal_work(w, more);
@@ -109,9 +109,6 @@ void weft__pool_inject(weft_pool *pool, weft__job *job) {
     weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
 }
 
-/* Jobs a thief takes after a pop shared them on its request are not announced
- * here: that thief is awake, and when it finds more left it wakes the next
- * worker (weft__sleep_work_found's `more`). */
 void weft__worker_offer(weft__worker *w) {
     bool was_empty = weft__deque_public_empty(&w->deque);
     unsigned n = weft__deque_share(&w->deque);

@@ -94,6 +94,17 @@ static inline int weft__worker_push(weft__worker *w, weft__job *job) {
     return err;
 }
 
+/* Pop w's newest job; announce jobs the pop shared on a thief's request. */
+static inline weft__job *weft__worker_pop(weft__worker *w) {
+    weft__job *job = weft__deque_pop(&w->deque);
+    if (WEFT_UNLIKELY(w->deque.unannounced != 0)) {
+        unsigned n = w->deque.unannounced;
+        w->deque.unannounced = 0;
+        weft__sleep_new_jobs(&w->pool->sleep, n, false);
+    }
+    return job;
+}
+
 /* Queue a job in the pool's injector (any thread) and wake a worker. */
 WEFT_HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job);
 

@@ -64,6 +64,18 @@ WEFT_HIDDEN void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, wef
 WEFT_HIDDEN WEFT_COLD void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned n,
                                                      bool queue_was_empty);
 
+/* new_jobs_cold's early exit, inline: nobody sleepy (odd JEC) and nobody
+ * asleep means nobody to warn or wake. */
+static inline void weft__sleep_new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
+    if (!s->wake_all) {
+        /* Seq-cst, like every counter access (sleep.c). */
+        uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+        if ((c & 0xffff) == 0 && (c >> 32 & 1) == 1)
+            return;
+    }
+    weft__sleep_new_jobs_cold(s, n, queue_was_empty);
+}
+
 /* Could another worker use a new job now? Targeted: is any worker inactive
  * (searching, sleepy or asleep)? Wake-all: is any worker sleepy or asleep?
  * Checked on every push, so it is one load of a line that is written only
