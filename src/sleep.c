@@ -20,7 +20,11 @@
  *     ASLEEP and nobody has woken it; whoever wakes it (a waker holding the
  *     slot lock, or the worker itself in the final-check undo, also under the
  *     lock) removes it from the count. The waker, not the sleeper, decrements,
- *     so posters see the new count at once.
+ *     so posters see the new count at once. The waker also removes it from
+ *     inactive, and the worker adds itself back once it runs: a woken thread
+ *     that has not been scheduled yet cannot search, so posters must not
+ *     count it as idle (on a busy or virtualised machine that wait lasts
+ *     milliseconds, and a job left to it would wait as long).
  *  3. A worker holds its slot lock from before it is counted until its word
  *     is ASLEEP (or it backed out); so a waker that saw it counted and takes
  *     the lock finds it ASLEEP, or AWAKE and searching again.
@@ -149,8 +153,8 @@ static bool count_sleeper(weft__sleep *s, const weft__idle *idle) {
     return false;
 }
 
-static void uncount_sleeper(weft__sleep *s) {
-    atomic_fetch_sub_explicit(&s->counters, ONE_SLEEPING, memory_order_seq_cst);
+static void uncount_sleeper(weft__sleep *s, uint64_t also) {
+    atomic_fetch_sub_explicit(&s->counters, ONE_SLEEPING + also, memory_order_seq_cst);
 }
 
 /* ---- Targeted protocol: waking ------------------------------------------ */
@@ -168,7 +172,7 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     if (atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP) {
         /* Release: pairs with the sleeper's acquire reload after its wait. */
         atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
-        uncount_sleeper(s); /* invariant 2: the waker decrements */
+        uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
         woke = true;
     }
     pthread_mutex_unlock(&slot->lock);
@@ -239,11 +243,14 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
      * counter read sees us counted and wakes someone. */
     weft__fence_seq_cst();
     if (!weft__injector_is_empty(&s->pool->injector)) {
-        uncount_sleeper(s); /* nobody woke us: we hold our lock */
+        uncount_sleeper(s, 0); /* nobody woke us: we hold our lock */
         back_out(slot, idle, latch, 0);
         return;
     }
     block(slot);
+    debug_point(s, WEFT_DEBUG_WOKEN);
+    /* Searching again: our waker took us out of inactive (invariant 2). */
+    atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
     idle->rounds = 0;
     weft__latch_wake_up(latch);
 }

@@ -101,6 +101,7 @@ typedef enum {
     WEFT_DEBUG_BEFORE_COUNT,         /* targeted: sleepy, about to check the JEC and count */
     WEFT_DEBUG_BEFORE_FINAL_CHECK,   /* targeted: counted, before the SleepFence */
     WEFT_DEBUG_LEGACY_BEFORE_ASLEEP, /* wake-all: sleepy, about to mark itself asleep */
+    WEFT_DEBUG_WOKEN,                /* targeted: woken, before it counts itself searching */
 } weft__debug_point;
 WEFT_HIDDEN extern void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
 

@@ -165,6 +165,44 @@ TEST(wake_all_final_check_survives_missed_tickle) {
     final_check(WEFT_WAKE_ALL, missed_tickle);
 }
 
+/* A worker that was woken but has not run yet (a slow vCPU, a busy core)
+ * must not count as a searcher: a job posted meanwhile has to wake somebody
+ * else, or it waits for the slow one. The hook holds the first woken worker
+ * back until the second job has run; meanwhile the first job is taken by
+ * somebody else (here: this thread), so the injector is empty again when the
+ * second job arrives. The second job can only run if its post woke the other
+ * worker. */
+static _Atomic int slow_armed, second_ran;
+
+static void slow_to_run(weft__sleep *s, weft__debug_point p) {
+    (void)s;
+    if (p != WEFT_DEBUG_WOKEN || !atomic_exchange(&slow_armed, 0))
+        return;
+    wait_flag(&second_ran);
+}
+
+TEST(woken_but_not_running_is_not_idle) {
+    weft_pool *pool = make_pool(2, WEFT_WAKE_TARGETED, WEFT_LEAVE_FAST);
+    for (int i = 0; i < 10; i++) {
+        wait_all_asleep(pool);
+        _Atomic int first_ran = 0;
+        atomic_store(&second_ran, 0);
+        atomic_store(&slow_armed, 1);
+        atomic_store(&weft__sleep_debug_hook, slow_to_run);
+        CHECK_EQ(weft_spawn(pool, set_flag, &first_ran), 0);
+        while (atomic_load(&slow_armed)) /* the first woken worker is held */
+            check_sleep_us(10);
+        weft__job *first = weft__injector_pop(&pool->injector);
+        CHECK(first != NULL);
+        first->execute(first); /* as if a searching worker had taken it */
+        CHECK_EQ(weft_spawn(pool, set_flag, &second_ran), 0);
+        wait_flag(&second_ran);
+        wait_flag(&first_ran);
+        atomic_store(&weft__sleep_debug_hook, NULL);
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 /* Targeted: one outside job wakes one sleeper, not all of them. */
 static void hold_and_count(void *arg) {
     weft_pool *pool = arg;
