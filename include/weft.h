@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "weft/version.h"
 
@@ -119,6 +120,29 @@ WEFT_API weft_pool *weft_pool_default(void);
 
 /* Number of workers in pool (NULL: the default pool). Any thread. */
 WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
+
+/* What a pool's workers did since it was created, summed over its workers. */
+typedef struct weft_stats {
+    uint64_t jobs;           /* jobs executed (a join's second half counts when it
+                                ran, whether inline or stolen) */
+    uint64_t steals;         /* jobs taken from another worker's deque */
+    uint64_t injected;       /* jobs taken from the injector (outside submissions) */
+    uint64_t sleeps;         /* times a worker fell asleep */
+    uint64_t wakeups;        /* times a worker was woken */
+    uint64_t futile_wakeups; /* woken, then fell asleep again without running a job */
+    double busy_seconds;     /* running jobs (worker lifetime minus the two below) */
+    double search_seconds;   /* looking for work after a fruitless search */
+    double sleep_seconds;    /* blocked */
+} weft_stats;
+
+/* Fill *stats for pool (NULL: the default pool; all zero if it cannot be
+ * created). Any thread, any time, including from the pool's own jobs; never
+ * blocks. The counters are per worker and read without stopping the workers:
+ * the snapshot is approximate while the pool runs, exact once it is idle.
+ * Cost to the workers: a plain add (no locked instruction) per job and event,
+ * a clock read per change between running, searching and sleeping; not
+ * measurable on fib with a join at every node (docs/performance.md). */
+WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
 
 /* The calling thread's index in its pool: 0..threads-1 on a worker, -1 on
  * any other thread. Any thread. */

@@ -25,6 +25,7 @@ static void join_b_execute(weft__job *job) {
 static void join_finish(weft__worker *w, join_job *b) {
     weft__job *job;
     while ((job = weft__worker_pop(w)) != NULL) {
+        weft__stat_add(&w->stats.jobs, 1);
         if (job == &b->job) {
             b->fn(b->arg);
             return;

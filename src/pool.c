@@ -61,6 +61,7 @@ static weft__job *steal_work(weft__worker *w, bool *more) {
             weft__steal_result r = weft__deque_steal(victim, &job);
             if (r == WEFT_STEAL_OK) {
                 *more = !weft__deque_public_empty(victim);
+                weft__stat_add(&w->stats.steals, 1);
                 return job;
             }
             retry |= r == WEFT_STEAL_RETRY;
@@ -78,22 +79,25 @@ static weft__job *find_work(weft__worker *w, bool *more) {
     if (job)
         return job;
     job = weft__injector_pop(&w->pool->injector);
-    if (job)
+    if (job) {
         *more = !weft__injector_is_empty(&w->pool->injector);
+        weft__stat_add(&w->stats.injected, 1);
+    }
     return job;
 }
 
 void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     weft__sleep *s = &w->pool->sleep;
     weft__idle idle;
-    weft__sleep_start_looking(s, &idle, w->index);
+    weft__sleep_start_looking(s, &idle, w->index, &w->stats);
     while (!weft__latch_probe(latch)) {
         bool more;
         weft__job *job = find_work(w, &more);
         if (job) {
             weft__sleep_work_found(s, &idle, more);
+            weft__stat_add(&w->stats.jobs, 1);
             weft__job_execute(job);
-            weft__sleep_start_looking(s, &idle, w->index);
+            weft__sleep_start_looking(s, &idle, w->index, &w->stats);
         } else {
             weft__sleep_no_work_found(s, &idle, latch);
         }
@@ -130,6 +134,7 @@ static void *worker_main(void *arg) {
     weft__worker *w = arg;
     weft_pool *pool = w->pool;
     weft__tls_worker = w;
+    w->stats.started_ns = weft__now_ns();
     char name[32];
     snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
     weft__os_set_thread_name(name);
@@ -324,6 +329,40 @@ weft_pool *weft__pool_resolve(weft_pool *pool) {
 unsigned weft_pool_threads(const weft_pool *pool) {
     const weft_pool *p = pool ? pool : weft_pool_default();
     return p ? p->threads : 0;
+}
+
+static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t now) {
+    const weft__stats *st = &w->stats;
+    out->jobs += weft__stat_get(&st->jobs);
+    out->steals += weft__stat_get(&st->steals);
+    out->injected += weft__stat_get(&st->injected);
+    out->sleeps += weft__stat_get(&st->sleeps);
+    out->wakeups += weft__stat_get(&st->wakeups);
+    out->futile_wakeups += weft__stat_get(&st->futile_wakeups);
+    /* A search or sleep in progress counts up to now. */
+    uint64_t searching = weft__stat_get(&st->search_since);
+    uint64_t asleep = weft__stat_get(&st->asleep_since);
+    double search = 1e-9 * (double)(weft__stat_get(&st->search_ns) +
+                                    (searching && now > searching ? now - searching : 0));
+    double sleep = 1e-9 * (double)(weft__stat_get(&st->sleep_ns) +
+                                   (asleep && now > asleep ? now - asleep : 0));
+    /* started_ns is written before the worker thread starts running jobs;
+     * a worker not yet started counts as having lived 0 s. */
+    double life =
+        st->started_ns && now > st->started_ns ? 1e-9 * (double)(now - st->started_ns) : 0;
+    out->search_seconds += search;
+    out->sleep_seconds += sleep;
+    out->busy_seconds += life > search + sleep ? life - search - sleep : 0;
+}
+
+void weft_pool_stats(const weft_pool *pool, weft_stats *stats) {
+    *stats = (weft_stats){0};
+    const weft_pool *p = pool ? pool : weft_pool_default();
+    if (!p)
+        return;
+    uint64_t now = weft__now_ns();
+    for (unsigned i = 0; i < p->threads; i++)
+        stats_add_worker(stats, &p->workers[i], now);
 }
 
 int weft_thread_index(void) {

@@ -15,6 +15,7 @@
 #include "job.h"
 #include "latch.h"
 #include "sleep.h"
+#include "stats.h"
 
 typedef struct weft__worker {
     weft__deque deque; /* its own cache lines */
@@ -26,7 +27,8 @@ typedef struct weft__worker {
     weft_pool *pool; /* I */
     unsigned index;  /* I */
     pthread_t thread;
-    weft__latch terminate; /* owned by this worker; set by weft_pool_destroy */
+    weft__latch terminate;                     /* owned by this worker; set by weft_pool_destroy */
+    alignas(WEFT_CACHELINE) weft__stats stats; /* written by this worker only */
 } weft__worker;
 
 struct weft_pool {

@@ -212,13 +212,51 @@ static void back_out(weft__sleep_slot *slot, weft__idle *idle, weft__latch *latc
     idle->rounds = rounds;
 }
 
-static void block(weft__sleep_slot *slot) {
+/* Statistics around a blocking wait (both protocols). */
+static void stats_search_end(weft__idle *idle, uint64_t now) {
+    if (idle->search_ns) {
+        weft__stat_add(&idle->stats->search_ns, now - idle->search_ns);
+        atomic_store_explicit(&idle->stats->search_since, 0, memory_order_relaxed);
+    }
+    idle->search_ns = 0;
+}
+
+static void stats_search_begin(weft__idle *idle, uint64_t now) {
+    idle->search_ns = now;
+    /* Relaxed: statistics only (stats.h). */
+    atomic_store_explicit(&idle->stats->search_since, now, memory_order_relaxed);
+}
+
+static uint64_t stats_before_sleep(weft__idle *idle) {
+    weft__stats *st = idle->stats;
+    uint64_t now = weft__now_ns();
+    stats_search_end(idle, now);
+    atomic_store_explicit(&st->asleep_since, now, memory_order_relaxed);
+    weft__stat_add(&st->sleeps, 1);
+    if (st->woken_without_job)
+        weft__stat_add(&st->futile_wakeups, 1);
+    return now;
+}
+
+static void stats_after_sleep(weft__idle *idle, uint64_t slept_at) {
+    weft__stats *st = idle->stats;
+    uint64_t now = weft__now_ns();
+    weft__stat_add(&st->sleep_ns, now - slept_at);
+    atomic_store_explicit(&st->asleep_since, 0, memory_order_relaxed);
+    weft__stat_add(&st->wakeups, 1);
+    st->woken_without_job = true;
+    stats_search_begin(idle, now);
+}
+
+static void block(weft__sleep_slot *slot, weft__idle *idle) {
     /* Relaxed: under the lock; a waker reads it under the same lock. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
+    uint64_t slept_at = stats_before_sleep(idle);
     /* Acquire: pairs with the waker's release store of AWAKE. */
     while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP)
         weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);
+    stats_after_sleep(idle, slept_at);
 }
 
 static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
@@ -247,7 +285,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
         back_out(slot, idle, latch, 0);
         return;
     }
-    block(slot);
+    block(slot, idle);
     debug_point(s, WEFT_DEBUG_WOKEN);
     /* Searching again: our waker took us out of inactive (invariant 2). */
     atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
@@ -322,7 +360,9 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
     if (!weft__injector_is_empty(&s->pool->injector) || weft__latch_probe(latch))
         return; /* the stale ASLEEP bit costs at most one spurious tickle */
     /* One wait, no loop (seed 002): the search loop is the loop. */
+    uint64_t slept_at = stats_before_sleep(idle);
     weft__os_wait(&s->legacy_epoch, epoch);
+    stats_after_sleep(idle, slept_at);
 }
 
 static void legacy_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
@@ -346,15 +386,21 @@ static void legacy_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *
 
 /* ---- Entry points -------------------------------------------------------- */
 
-void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index) {
+void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
+                               weft__stats *stats) {
     idle->index = index;
     idle->rounds = 0;
     idle->jec = 0;
+    idle->stats = stats;
+    idle->search_ns = 0; /* a search that succeeds at once costs no clock read */
     if (!s->wake_all)
         atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
 }
 
 void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
+    if (idle->search_ns)
+        stats_search_end(idle, weft__now_ns());
+    idle->stats->woken_without_job = false;
     if (s->wake_all) {
         if (idle->rounds > s->rounds_until_sleepy)
             legacy_tickle(s); /* give up being the sleepy one (seed 002) */
@@ -369,6 +415,8 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
 }
 
 void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
+    if (!idle->search_ns)
+        stats_search_begin(idle, weft__now_ns());
     if (s->wake_all) {
         legacy_no_work_found(s, idle, latch);
     } else if (idle->rounds < s->rounds_until_sleepy) {

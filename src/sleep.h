@@ -11,6 +11,7 @@
 
 #include "atomics.h"
 #include "latch.h"
+#include "stats.h"
 
 typedef struct weft_pool weft_pool;
 
@@ -40,9 +41,11 @@ typedef struct weft__sleep {
 
 /* A worker's search state, local to one search loop. */
 typedef struct weft__idle {
-    unsigned index;  /* the searching worker */
-    unsigned rounds; /* fruitless searches so far */
-    uint32_t jec;    /* the JEC seen when we got sleepy (targeted) */
+    unsigned index;     /* the searching worker */
+    unsigned rounds;    /* fruitless searches so far */
+    uint32_t jec;       /* the JEC seen when we got sleepy (targeted) */
+    weft__stats *stats; /* the worker's statistics */
+    uint64_t search_ns; /* when the first fruitless search ended; 0: none yet */
 } weft__idle;
 
 WEFT_HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wake_all,
@@ -51,7 +54,8 @@ WEFT_HIDDEN void weft__sleep_destroy(weft__sleep *s);
 
 /* A worker starts / stops searching for work. `more`: the place it took its
  * job from still had work, so another idle thread is worth having. */
-WEFT_HIDDEN void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index);
+WEFT_HIDDEN void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
+                                           weft__stats *stats);
 WEFT_HIDDEN void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more);
 
 /* A search found nothing: search again, get sleepy, or sleep until woken
