@@ -134,7 +134,6 @@ static void *worker_main(void *arg) {
     weft__worker *w = arg;
     weft_pool *pool = w->pool;
     weft__tls_worker = w;
-    w->stats.started_ns = weft__now_ns();
     char name[32];
     snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
     weft__os_set_thread_name(name);
@@ -167,6 +166,7 @@ static int start_workers(weft_pool *pool) {
     err = pthread_attr_setstacksize(&attr, pool->stack_size);
     unsigned i = 0;
     for (; i < pool->threads && !err; i++) {
+        pool->workers[i].stats.started_ns = weft__now_ns(); /* before the thread: I */
         err = pthread_create(&pool->workers[i].thread, &attr, worker_main, &pool->workers[i]);
         if (err)
             break;
