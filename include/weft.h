@@ -48,11 +48,14 @@ typedef void weft_fn(void *arg);
 typedef struct weft_pool weft_pool;
 
 /* What an idle worker does when it finds no work.
- *  WEFT_LEAVE_AUTOMATIC: keep searching for a short while (a few rounds over
- *    every deque and the injector, yielding the CPU between rounds) before
- *    sleeping, so that work arriving soon after starts without a wake-up.
+ *  WEFT_LEAVE_AUTOMATIC: adaptive, with nothing to tune: each worker measures
+ *    what a sleep/wake round trip costs it and how long its idle periods last,
+ *    and keeps searching (for at most one wake-up's cost) only while work
+ *    usually comes back sooner than that; otherwise it sleeps at once. At most
+ *    half the workers search at a time (outside phases).
  *  WEFT_LEAVE_FAST: sleep after the first fruitless search; lowest CPU cost,
- *    a futex wake-up on the next job. */
+ *    a futex wake-up on the next job.
+ * Parallel phases (weft_phase_begin) override both while they last. */
 typedef enum { WEFT_LEAVE_AUTOMATIC = 0, WEFT_LEAVE_FAST } weft_leave;
 
 /* The sleep protocol.
@@ -62,6 +65,28 @@ typedef enum { WEFT_LEAVE_AUTOMATIC = 0, WEFT_LEAVE_FAST } weft_leave;
  *  WEFT_WAKE_ALL: the legacy protocol: any new job or finished job wakes
  *    every sleeping worker. Kept so both can be measured side by side. */
 typedef enum { WEFT_WAKE_TARGETED = 0, WEFT_WAKE_ALL } weft_wake;
+
+/* Parallel phases (oneTBB's parallel phase, in C): hints that parallel work
+ * will keep coming for a while, so idle workers should stay available.
+ *
+ * weft_phase_begin: a warm-up: every sleeping worker of pool (NULL: the
+ * default pool) is woken now, so the next parallel region starts without
+ * wake-up latency. While at least one phase is active, idle workers keep
+ * searching for work (backing off from pauses to yields) instead of sleeping,
+ * for at most 10 ms with no work at all, after which they sleep anyway (a
+ * forgotten end does not burn cores). Phases nest and may be begun and ended
+ * concurrently from any threads: the pool counts them.
+ *
+ * weft_phase_end: ends one phase. When the last one ends, idle workers return
+ * to the pool's leave policy, or, with fast_leave, sleep at once until new work
+ * is submitted to the pool (a one-time fast leave: hand the cores to another
+ * runtime right away). An end without a matching begin is ignored (it asserts
+ * in debug builds). weft_pool_destroy ends every phase of its pool.
+ *
+ * Any thread, including the pool's own jobs. Never block; begin may wake
+ * threads. Neither has a memory effect on user data. */
+WEFT_API void weft_phase_begin(weft_pool *pool);
+WEFT_API void weft_phase_end(weft_pool *pool, bool fast_leave);
 
 /* The largest number of workers a pool may have. */
 #define WEFT_THREADS_MAX 4096u

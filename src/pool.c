@@ -108,12 +108,14 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
 /* ---- Submitting ---------------------------------------------------------- */
 
 void weft__pool_inject(weft_pool *pool, weft__job *job) {
+    weft__phase_new_work(&pool->sleep.phase);
     bool was_empty = weft__injector_is_empty(&pool->injector);
     weft__injector_push(&pool->injector, job, job, 1);
     weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
 }
 
 void weft__worker_offer(weft__worker *w) {
+    weft__phase_new_work(&w->pool->sleep.phase);
     bool was_empty = weft__deque_public_empty(&w->deque);
     unsigned n = weft__deque_share(&w->deque);
     if (n) /* n jobs posted at once may wake up to n sleepers (seed 000) */
@@ -297,6 +299,7 @@ int weft_pool_destroy(weft_pool *pool) {
         return EINVAL;
     if (weft__worker_of(pool))
         return EDEADLK;
+    weft__phase_end_all(&pool->sleep.phase); /* seed 004: destroy ends phases */
     /* Only our decrement can bring pending to zero, so the latch is ours
      * before anyone can set it. */
     weft__latch_init(&pool->pending.latch);

@@ -51,17 +51,12 @@
 #include "os.h"
 #include "pool.h"
 
-/* Rounds an idle worker searches, yielding the CPU between rounds, before it
- * gets sleepy under WEFT_LEAVE_AUTOMATIC. A round scans every deque and the
- * injector; with the yield it costs 0.3-1 us here, so 16 rounds keep a worker
- * around for roughly 5-15 us: long enough to catch work that a running job
- * is about to fork, short enough that a sporadic job costs little more than
- * its own run (bench/: sporadic). Rayon uses 32. */
-#define ROUNDS_UNTIL_SLEEPY 16
-
-/* Wake-all protocol: rounds a sleepy worker keeps searching before it sleeps
- * (seed 002: ROUNDS_UNTIL_ASLEEP - ROUNDS_UNTIL_SLEEPY = 32). */
-#define LEGACY_SLEEPY_ROUNDS 32
+/* Wake-all protocol, as seed 002 built it: rounds (each a search and a yield)
+ * before a worker tries to become the sleepy one, and rounds it then stays
+ * sleepy before it sleeps (ROUNDS_UNTIL_SLEEPY = 32, ROUNDS_UNTIL_ASLEEP =
+ * 64). The targeted protocol decides by time instead (leave.c). */
+#define LEGACY_ROUNDS_UNTIL_SLEEPY 32
+#define LEGACY_SLEEPY_ROUNDS       32
 
 void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
 
@@ -107,6 +102,7 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wak
     for (unsigned i = 0; i < threads; i++) {
         pthread_mutex_init(&s->slots[i].lock, NULL);
         atomic_init(&s->slots[i].word, WEFT_SLOT_AWAKE);
+        weft__leave_init(&s->slots[i].leave);
     }
     /* JEC starts odd: no worker is sleepy yet. */
     atomic_init(&s->counters, ONE_JEC);
@@ -115,8 +111,11 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wak
     atomic_init(&s->legacy_epoch, 0);
     s->threads = threads;
     s->wake_all = wake_all;
-    s->rounds_until_sleepy = leave_fast ? 0 : ROUNDS_UNTIL_SLEEPY;
+    s->leave_fast = leave_fast;
+    s->legacy_rounds = leave_fast ? 0 : LEGACY_ROUNDS_UNTIL_SLEEPY;
     s->pool = pool;
+    atomic_init(&s->phase.active, 0);
+    atomic_init(&s->phase.fast_once, 0);
     return 0;
 }
 
@@ -170,6 +169,7 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     bool woke = false;
     pthread_mutex_lock(&slot->lock);
     if (atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP) {
+        slot->leave.woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
         /* Release: pairs with the sleeper's acquire reload after its wait. */
         atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
         uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
@@ -203,13 +203,15 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
 
 /* ---- Targeted protocol: falling asleep ---------------------------------- */
 
-/* Back out of falling asleep: search once more, then get sleepy again. */
-static void back_out(weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch,
-                     unsigned rounds) {
+/* Back out of falling asleep and search again. `spent`: a job was posted
+ * that we may have missed, so search once more and get sleepy again (seed
+ * 001); otherwise (we saw an injected job) search afresh. */
+static void back_out(weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch, bool spent) {
     atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     weft__latch_wake_up(latch);
-    idle->rounds = rounds;
+    idle->sleepy = false;
+    idle->spent = spent;
 }
 
 /* Statistics around a blocking wait (both protocols). */
@@ -272,7 +274,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     atomic_store_explicit(&slot->word, WEFT_SLOT_DROWSY, memory_order_relaxed);
     debug_point(s, WEFT_DEBUG_BEFORE_COUNT);
     if (!count_sleeper(s, idle)) {
-        back_out(slot, idle, latch, s->rounds_until_sleepy); /* a job was posted */
+        back_out(slot, idle, latch, true); /* a job was posted */
         return;
     }
     debug_point(s, WEFT_DEBUG_BEFORE_FINAL_CHECK);
@@ -282,14 +284,16 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     weft__fence_seq_cst();
     if (!weft__injector_is_empty(&s->pool->injector)) {
         uncount_sleeper(s, 0); /* nobody woke us: we hold our lock */
-        back_out(slot, idle, latch, 0);
+        back_out(slot, idle, latch, false);
         return;
     }
     block(slot, idle);
     debug_point(s, WEFT_DEBUG_WOKEN);
     /* Searching again: our waker took us out of inactive (invariant 2). */
     atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
-    idle->rounds = 0;
+    weft__leave_record_wake(&slot->leave, idle->search_ns);
+    idle->sleepy = idle->spent = false;
+    idle->backoff = 0;
     weft__latch_wake_up(latch);
 }
 
@@ -348,6 +352,7 @@ static bool legacy_mark_asleep(weft__sleep *s, unsigned index, uint32_t *epoch) 
 }
 
 static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
+    idle->sleepy = false;
     idle->rounds = 0;
     uint32_t epoch;
     debug_point(s, WEFT_DEBUG_LEGACY_BEFORE_ASLEEP);
@@ -365,20 +370,32 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
     stats_after_sleep(idle, slept_at);
 }
 
-static void legacy_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
-    unsigned sleepy = s->rounds_until_sleepy;
-    unsigned asleep = sleepy + (sleepy ? LEGACY_SLEEPY_ROUNDS : 1);
-    if (idle->rounds < sleepy) {
-        weft__os_yield();
-        idle->rounds++;
-    } else if (idle->rounds == sleepy) {
-        if (legacy_get_sleepy(s, idle->index))
+/* Before getting sleepy: seed 002's rounds, unless a phase (or its fast
+ * leave) decides (leave.c). */
+static bool legacy_keep_searching(weft__sleep *s, weft__idle *idle, uint64_t now) {
+    if (weft__phase_active(&s->phase) || weft__phase_fast_leave(&s->phase))
+        return weft__leave_keep_searching(s, idle, now);
+    return idle->rounds < s->legacy_rounds;
+}
+
+static void legacy_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch,
+                                 uint64_t now) {
+    if (!idle->sleepy) {
+        if (legacy_keep_searching(s, idle, now)) {
             idle->rounds++;
-        else
+            weft__os_yield();
+        } else if (legacy_get_sleepy(s, idle->index)) {
+            idle->sleepy = true;
+            idle->rounds = 0;
+        } else {
             weft__os_yield(); /* only one worker may be sleepy at a time */
-    } else if (idle->rounds < asleep) {
+        }
+    } else if (idle->rounds < (s->leave_fast ? 0u : LEGACY_SLEEPY_ROUNDS)) {
         weft__os_yield();
-        idle->rounds = legacy_still_sleepy(s, idle->index) ? idle->rounds + 1 : 0;
+        if (legacy_still_sleepy(s, idle->index))
+            idle->rounds++;
+        else /* tickled: start over */
+            idle->sleepy = false, idle->rounds = 0;
     } else {
         legacy_fall_asleep(s, idle, latch);
     }
@@ -388,21 +405,25 @@ static void legacy_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *
 
 void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
                                weft__stats *stats) {
-    idle->index = index;
-    idle->rounds = 0;
-    idle->jec = 0;
-    idle->stats = stats;
-    idle->search_ns = 0; /* a search that succeeds at once costs no clock read */
+    *idle = (weft__idle){.index = index, .stats = stats};
+    /* search_ns and idle_ns stay 0: a search that succeeds at once costs no
+     * clock read. */
     if (!s->wake_all)
         atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
 }
 
 void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
-    if (idle->search_ns)
-        stats_search_end(idle, weft__now_ns());
+    weft__leave *lv = &s->slots[idle->index].leave;
+    if (idle->search_ns) {
+        uint64_t now = weft__now_ns();
+        stats_search_end(idle, now);
+        weft__leave_record_idle(lv, now - idle->idle_ns);
+    } else {
+        weft__leave_record_idle(lv, 0);
+    }
     idle->stats->woken_without_job = false;
     if (s->wake_all) {
-        if (idle->rounds > s->rounds_until_sleepy)
+        if (idle->sleepy)
             legacy_tickle(s); /* give up being the sleepy one (seed 002) */
         return;
     }
@@ -415,20 +436,32 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
 }
 
 void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
+    uint64_t now = weft__now_ns();
     if (!idle->search_ns)
-        stats_search_begin(idle, weft__now_ns());
+        stats_search_begin(idle, now);
+    if (!idle->idle_ns)
+        idle->idle_ns = now;
     if (s->wake_all) {
-        legacy_no_work_found(s, idle, latch);
-    } else if (idle->rounds < s->rounds_until_sleepy) {
-        weft__os_yield();
-        idle->rounds++;
-    } else if (idle->rounds == s->rounds_until_sleepy) {
+        legacy_no_work_found(s, idle, latch, now);
+    } else if (idle->sleepy) {
+        fall_asleep(s, idle, latch);
+    } else if (!idle->spent && weft__leave_keep_searching(s, idle, now)) {
+        weft__leave_backoff(idle);
+    } else {
         /* Get sleepy: make the JEC even and remember it; search once more. */
         idle->jec = jec_of(jec_increment_if(s, false));
-        idle->rounds++;
-    } else {
-        fall_asleep(s, idle, latch);
+        idle->sleepy = true;
     }
+}
+
+void weft__sleep_wake_sleepers(weft__sleep *s) {
+    if (s->wake_all) {
+        legacy_tickle(s);
+        return;
+    }
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    if (sleeping_of(c))
+        wake_any(s, sleeping_of(c));
 }
 
 void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned n, bool queue_was_empty) {

@@ -11,6 +11,8 @@
 
 #include "atomics.h"
 #include "latch.h"
+#include "leave.h"
+#include "phase.h"
 #include "stats.h"
 
 typedef struct weft_pool weft_pool;
@@ -22,6 +24,7 @@ enum { WEFT_SLOT_AWAKE = 0, WEFT_SLOT_DROWSY, WEFT_SLOT_ASLEEP };
 typedef struct weft__sleep_slot {
     alignas(WEFT_CACHELINE) pthread_mutex_t lock;
     _Atomic uint32_t word; /* A: written under lock; futex word while ASLEEP */
+    weft__leave leave;     /* the worker's history for the leave policy */
 } weft__sleep_slot;
 
 typedef struct weft__sleep {
@@ -35,18 +38,24 @@ typedef struct weft__sleep {
     alignas(WEFT_CACHELINE) weft__sleep_slot *slots; /* I */
     unsigned threads;                                /* I */
     bool wake_all;                                   /* I: WEFT_WAKE_ALL */
-    unsigned rounds_until_sleepy;                    /* I: from the leave policy */
+    bool leave_fast;                                 /* I: WEFT_LEAVE_FAST */
+    unsigned legacy_rounds;                          /* I: wake-all: rounds before sleepy */
     weft_pool *pool;                                 /* I: for the final injector check */
+    weft__phase phase;                               /* parallel phases (phase.c) */
 } weft__sleep;
 
 /* A worker's search state, local to one search loop. */
-typedef struct weft__idle {
+struct weft__idle {
     unsigned index;     /* the searching worker */
-    unsigned rounds;    /* fruitless searches so far */
-    uint32_t jec;       /* the JEC seen when we got sleepy (targeted) */
+    bool sleepy;        /* targeted: announced in the JEC; one more search, then sleep */
+    bool spent;         /* targeted: get sleepy after the next fruitless search */
+    unsigned backoff;   /* pauses before the next round (leave.c) */
+    unsigned rounds;    /* wake-all: fruitless searches so far (seed 002) */
+    uint32_t jec;       /* targeted: the JEC seen when we got sleepy */
     weft__stats *stats; /* the worker's statistics */
-    uint64_t search_ns; /* when the first fruitless search ended; 0: none yet */
-} weft__idle;
+    uint64_t search_ns; /* the current search began (statistics); 0: none */
+    uint64_t idle_ns;   /* this idle period's first fruitless search; 0: none */
+};
 
 WEFT_HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wake_all,
                                  bool leave_fast);
@@ -93,6 +102,9 @@ static inline bool weft__sleep_wants_work(weft__sleep *s) {
 
 /* n jobs were pushed into the injector (includes the PushFence). */
 WEFT_HIDDEN void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
+
+/* Wake every sleeping worker (a phase's warm-up). */
+WEFT_HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);
 
 /* A latch owned by worker `owner` was set; `was_sleeping`: its owner had
  * marked it SLEEPING. */

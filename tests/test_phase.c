@@ -1,0 +1,160 @@
+/* Parallel phases and leave policies (seed 004): the warm-up wakes sleepers,
+ * a phase retains idle workers (within its bound), phases nest and may be
+ * begun and ended concurrently, the last end with fast_leave drops CPU to ~0
+ * at once and lasts until new work comes, destroy ends phases, and an end
+ * without a begin is ignored in release builds. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "pool.h"
+#include "weft.h"
+
+static unsigned sleeping(weft_pool *pool) {
+    return (unsigned)(weft__sleep_debug_counters(&pool->sleep) & 0xffff);
+}
+
+static void wait_sleeping(weft_pool *pool, unsigned n) {
+    double deadline = check_now() + 10;
+    while (sleeping(pool) != n) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(100);
+    }
+}
+
+static double cpu_seconds(void) {
+    struct rusage r;
+    getrusage(RUSAGE_SELF, &r);
+    return (double)(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+           1e-6 * (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+}
+
+static weft_pool *make_pool(unsigned threads, weft_leave leave) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads, .leave = leave}), 0);
+    return pool;
+}
+
+TEST(begin_wakes_sleepers_and_retains_them) {
+    weft_pool *pool = make_pool(4, WEFT_LEAVE_FAST);
+    wait_sleeping(pool, 4);
+    weft_phase_begin(pool);
+    wait_sleeping(pool, 0); /* the warm-up woke everybody */
+    /* Retained: a fast-leave pool would be asleep again within microseconds;
+     * inside the phase nobody sleeps before the 10 ms bound. */
+    check_sleep_us(1000);
+    CHECK_EQ(sleeping(pool), 0);
+    /* The bound: with no work at all they sleep anyway. */
+    wait_sleeping(pool, 4);
+    weft_phase_end(pool, false);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+TEST(phases_nest) {
+    weft_pool *pool = make_pool(2, WEFT_LEAVE_FAST);
+    weft_phase_begin(pool);
+    weft_phase_begin(pool);
+    weft_phase_end(pool, true); /* not the last: no fast leave yet */
+    CHECK(weft__phase_active(&pool->sleep.phase));
+    CHECK(!weft__phase_fast_leave(&pool->sleep.phase));
+    weft_phase_end(pool, true);
+    CHECK(!weft__phase_active(&pool->sleep.phase));
+    CHECK(weft__phase_fast_leave(&pool->sleep.phase));
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+static void *begin_end_many(void *arg) {
+    weft_pool *pool = arg;
+    for (int i = 0; i < scaled(2000); i++) {
+        weft_phase_begin(pool);
+        if (i % 3 == 0)
+            weft_phase_begin(pool), weft_phase_end(pool, i % 2);
+        weft_phase_end(pool, i % 5 == 0);
+    }
+    return NULL;
+}
+
+TEST(concurrent_begins_and_ends_balance) {
+    weft_pool *pool = make_pool(3, WEFT_LEAVE_AUTOMATIC);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, begin_end_many, pool);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    CHECK_EQ(atomic_load(&pool->sleep.phase.active), 0);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+static void nothing(void *arg) {
+    (void)arg;
+}
+
+/* Inside a phase idle workers burn CPU; after the last end with fast_leave
+ * they sleep at once: the process's CPU over an idle interval drops to ~0. */
+TEST(fast_leave_drops_cpu_at_once) {
+    weft_pool *pool = make_pool(2, WEFT_LEAVE_AUTOMATIC);
+    weft_phase_begin(pool);
+    weft_run(pool, nothing, NULL);
+    double c0 = cpu_seconds(), t0 = check_now();
+    check_sleep_us(2000);        /* inside the phase, within its bound */
+    CHECK_EQ(sleeping(pool), 0); /* retained, searching */
+    double retained = (cpu_seconds() - c0) / (check_now() - t0);
+    weft_phase_end(pool, true);
+    wait_sleeping(pool, 2);
+    c0 = cpu_seconds(), t0 = check_now();
+    check_sleep_us(200000);
+    double after = (cpu_seconds() - c0) / (check_now() - t0);
+    fprintf(stderr, "cpu/wall: retained %.3f, after fast leave %.4f\n", retained, after);
+    CHECK(after < 0.02); /* ~0: nobody searches, nobody is woken */
+    /* One-time: new work restores the default policy. */
+    CHECK(weft__phase_fast_leave(&pool->sleep.phase));
+    CHECK_EQ(weft_spawn(pool, nothing, NULL), 0);
+    CHECK(!weft__phase_fast_leave(&pool->sleep.phase));
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+TEST(destroy_ends_phases) {
+    for (int i = 0; i < 5; i++) {
+        weft_pool *pool = make_pool(4, WEFT_LEAVE_AUTOMATIC);
+        weft_phase_begin(pool);
+        weft_phase_begin(pool);
+        weft_run(pool, nothing, NULL);
+        CHECK_EQ(weft_pool_destroy(pool), 0); /* does not wait for the bound */
+    }
+}
+
+TEST(phase_on_the_default_pool) {
+    weft_phase_begin(NULL);
+    weft_run(NULL, nothing, NULL);
+    weft_phase_end(NULL, true);
+    CHECK(!weft__phase_active(&weft_pool_default()->sleep.phase));
+}
+
+/* Release builds ignore an end without a begin; debug builds assert. */
+TEST(end_without_begin_is_ignored_or_caught) {
+    weft_pool *pool = make_pool(2, WEFT_LEAVE_AUTOMATIC);
+#ifdef NDEBUG
+    weft_phase_end(pool, true);
+    CHECK_EQ(atomic_load(&pool->sleep.phase.active), 0);
+    CHECK(!weft__phase_fast_leave(&pool->sleep.phase));
+#else
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        signal(SIGABRT, SIG_DFL);
+        weft_phase_end(pool, true); /* must not return */
+        _exit(0);
+    }
+    int status = 0;
+    CHECK_EQ(waitpid(child, &status, 0), child);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+#endif
+    weft_phase_begin(pool); /* and the count still works */
+    CHECK(weft__phase_active(&pool->sleep.phase));
+    weft_phase_end(pool, false);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
