@@ -221,6 +221,16 @@ WEFT_API void weft_scope_run(weft_pool *pool, void (*body)(weft_scope *scope, vo
  *  ENOMEM  out of memory (the job is not queued; the scope still ends). */
 WEFT_API int weft_scope_spawn(weft_scope *scope, weft_fn *fn, void *arg);
 
+/* Run fn(index, arg) exactly once on every worker of pool (NULL: the default
+ * pool), index being the worker's weft_thread_index(), and return when all
+ * have run. Workers run it between jobs (a worker busy with a long job runs
+ * it when that job ends or waits); sleeping workers are woken. Allocates
+ * nothing. Any thread; from a worker of pool the caller participates (and
+ * runs its own share), elsewhere it blocks like weft_run. Memory: as
+ * weft_run, for every run of fn. A NULL fn, or no default pool, does
+ * nothing. */
+WEFT_API void weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg);
+
 /* A loop body: handle indices [begin, end). */
 typedef void weft_range_fn(size_t begin, size_t end, void *arg);
 

@@ -72,6 +72,8 @@ static weft__job *steal_work(weft__worker *w, bool *more) {
 
 static weft__job *find_work(weft__worker *w, bool *more) {
     *more = false;
+    if (WEFT_UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
+        weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
     weft__job *job = weft__worker_pop(w);
     if (job)
         return job;
@@ -106,6 +108,11 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
 }
 
 /* ---- Submitting ---------------------------------------------------------- */
+
+bool weft__pool_final_check(weft_pool *pool, unsigned index) {
+    return !weft__injector_is_empty(&pool->injector) ||
+           weft__broadcast_pending(&pool->broadcasts, pool->workers[index].broadcast_seen);
+}
 
 void weft__pool_inject(weft_pool *pool, weft__job *job) {
     weft__phase_new_work(&pool->sleep.phase);
@@ -198,6 +205,7 @@ static void pool_free(weft_pool *pool) {
     if (pool->sleep.slots)
         weft__sleep_destroy(&pool->sleep);
     weft__injector_destroy(&pool->injector);
+    weft__broadcasts_destroy(&pool->broadcasts);
     free(pool);
 }
 
@@ -254,6 +262,7 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     atomic_init(&pool->refs, 1);
     atomic_init(&pool->pending.count, 1);
     weft__injector_init(&pool->injector);
+    weft__broadcasts_init(&pool->broadcasts);
     int err = init_workers(pool);
     if (!err)
         err = weft__sleep_init(&pool->sleep, pool, pool->threads, c->wake == WEFT_WAKE_ALL,

@@ -10,6 +10,7 @@
 #include "weft.h"
 
 #include "atomics.h"
+#include "broadcast.h"
 #include "deque.h"
 #include "injector.h"
 #include "job.h"
@@ -22,6 +23,7 @@ typedef struct weft__worker {
     /* Owner only. */
     alignas(WEFT_CACHELINE) uint64_t rng; /* O: victim selection */
     weft__heap_job *free_jobs;            /* O: recycled heap jobs */
+    uint64_t broadcast_seen;              /* O: last broadcast run (broadcast.c) */
     unsigned free_count;                  /* O */
     /* Set before the worker starts. */
     weft_pool *pool; /* I */
@@ -34,6 +36,7 @@ typedef struct weft__worker {
 struct weft_pool {
     weft__sleep sleep;
     weft__injector injector;
+    weft__broadcasts broadcasts;
     /* Detached jobs not yet finished, plus one held by the pool until
      * weft_pool_destroy: reaching zero sets `drained`. */
     alignas(WEFT_CACHELINE) weft__count_latch pending;
@@ -106,6 +109,10 @@ static inline weft__job *weft__worker_pop(weft__worker *w) {
     }
     return job;
 }
+
+/* Sleep protocol's final check (after the SleepFence): is there outside work
+ * this worker must not sleep on, a queued job or a broadcast it has not run? */
+WEFT_HIDDEN bool weft__pool_final_check(weft_pool *pool, unsigned index);
 
 /* Queue a job in the pool's injector (any thread) and wake a worker. */
 WEFT_HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job);

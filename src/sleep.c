@@ -265,6 +265,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     if (!weft__latch_get_sleepy(latch))
         return; /* set: the caller's loop ends */
     weft__sleep_slot *slot = &s->slots[idle->index];
+    debug_point(s, WEFT_DEBUG_BEFORE_LOCK);
     pthread_mutex_lock(&slot->lock);
     if (!weft__latch_fall_asleep(latch)) {
         pthread_mutex_unlock(&slot->lock);
@@ -282,7 +283,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
      * visible to the check below, or this fence does and the poster's
      * counter read sees us counted and wakes someone. */
     weft__fence_seq_cst();
-    if (!weft__injector_is_empty(&s->pool->injector)) {
+    if (weft__pool_final_check(s->pool, idle->index)) {
         uncount_sleeper(s, 0); /* nobody woke us: we hold our lock */
         back_out(slot, idle, latch, false);
         return;
@@ -362,7 +363,7 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
      * the injector and our latch. Without it an injected job or a latch set
      * whose tickle read the state before we got sleepy is lost (sleep.md). */
     weft__fence_seq_cst();
-    if (!weft__injector_is_empty(&s->pool->injector) || weft__latch_probe(latch))
+    if (weft__pool_final_check(s->pool, idle->index) || weft__latch_probe(latch))
         return; /* the stale ASLEEP bit costs at most one spurious tickle */
     /* One wait, no loop (seed 002): the search loop is the loop. */
     uint64_t slept_at = stats_before_sleep(idle);
@@ -459,9 +460,10 @@ void weft__sleep_wake_sleepers(weft__sleep *s) {
         legacy_tickle(s);
         return;
     }
-    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    if (sleeping_of(c))
-        wake_any(s, sleeping_of(c));
+    /* Every slot, under its lock: a worker on its way to sleep (DROWSY, not
+     * yet counted) must be waited for too, not just the counted ones. */
+    for (unsigned i = 0; i < s->threads; i++)
+        wake_specific(s, i, false);
 }
 
 void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned n, bool queue_was_empty) {

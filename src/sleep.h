@@ -114,7 +114,8 @@ WEFT_HIDDEN void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_
  * worker's thread at these points of the (cold) falling-asleep path, so tests
  * can inject interleavings or random yields there (liburcu's debug-yield). */
 typedef enum {
-    WEFT_DEBUG_BEFORE_COUNT,         /* targeted: sleepy, about to check the JEC and count */
+    WEFT_DEBUG_BEFORE_LOCK,  /* targeted: sleepy, searched once more, about to lock its slot */
+    WEFT_DEBUG_BEFORE_COUNT, /* targeted: sleepy, about to check the JEC and count */
     WEFT_DEBUG_BEFORE_FINAL_CHECK,   /* targeted: counted, before the SleepFence */
     WEFT_DEBUG_LEGACY_BEFORE_ASLEEP, /* wake-all: sleepy, about to mark itself asleep */
     WEFT_DEBUG_WOKEN,                /* targeted: woken, before it counts itself searching */
