@@ -247,6 +247,33 @@ typedef void weft_range_fn(size_t begin, size_t end, void *arg);
 WEFT_API void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_range_fn *body,
                        void *arg);
 
+/* A parallel reduction over [begin, end): each leaf piece gets an
+ * accumulator set to the identity by init and folds its indices into it with
+ * fold; pieces are then combined with combine(acc, rhs), acc holding the
+ * lower indices, so combine must be associative but need not be commutative.
+ * size is the accumulator's size in bytes (accumulators up to 256 bytes live
+ * on the stack; larger ones are allocated). arg is passed to every callback.
+ * Callbacks run concurrently on different accumulators. */
+typedef struct weft_reducer {
+    size_t size;                        /* bytes of one accumulator */
+    void (*init)(void *acc, void *arg); /* identity */
+    void (*fold)(size_t begin, size_t end, void *acc, void *arg);
+    void (*combine)(void *acc, const void *rhs, void *arg); /* acc = acc (+) rhs */
+    void *arg;
+} weft_reducer;
+
+/* Reduce [begin, end) with reducer inside pool (NULL: the default pool) and
+ * copy the result (size bytes) to result. grain as weft_for: with grain > 0
+ * the pieces, and so the order and grouping of every combine, depend only on
+ * begin, end and grain: a floating-point reduction gives the same bits on every
+ * run and every thread count. An empty range gives init's identity. Where it
+ * runs and how the caller waits: as weft_for. Any thread.
+ * Returns 0, or:
+ *  EINVAL  reducer, result or a callback is NULL, or size is 0;
+ *  ENOMEM  an accumulator could not be allocated (result is untouched). */
+WEFT_API int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
+                         const weft_reducer *reducer, void *result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,29 +1,52 @@
-/* weft_for: a parallel loop as a tree of weft_join calls.
+/* weft_for and weft_reduce: parallel loops as trees of weft_join calls.
  *
- * grain 0 is Rayon's adaptive splitter: a piece may split `splits` more times
- * (initially the pool's thread count, halved at each split), and a piece that
- * was stolen (it runs on another thread than the one that split it) gets its
- * budget reset to the thread count, because a steal means some thread ran out
- * of work. Few pieces where nobody steals, more where load is uneven.
+ * Both split a range the same way. grain 0 is Rayon's adaptive splitter: a
+ * piece may split `splits` more times (initially the pool's thread count,
+ * halved at each split), and a piece that was stolen (it runs on another
+ * thread than the one that split it) gets its budget reset to the thread
+ * count, because a steal means some thread ran out of work. Few pieces where
+ * nobody steals, more where load is uneven. grain g > 0 is deterministic: a
+ * piece splits in halves while it has at least 2g indices, whoever runs it,
+ * so the tree depends only on the range and the grain.
  *
- * grain g > 0 is deterministic: a piece splits in halves while it has at
- * least 2g indices, whoever runs it.
+ * weft_reduce folds each leaf into an accumulator and combines siblings left
+ * into right, in index order, so an associative combine need not commute,
+ * and with grain > 0 a floating-point reduction gives the same bits on every
+ * run and every thread count. A left child writes into its parent's
+ * accumulator; only right children need one of their own, on the stack when
+ * it is small.
  */
+#include <errno.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "pool.h"
 
+/* Accumulators up to this size live in the splitting frame (one per level of
+ * the tree, at most 64 levels); larger ones are allocated. */
+#define REDUCE_STACK_BYTES 256
+
+typedef struct piece piece;
+
 typedef struct loop {
-    weft_range_fn *body;
-    void *arg;
     size_t grain;
     unsigned threads;
+    void (*leaf)(piece *p);                      /* what a piece that stops splitting does */
+    void (*split)(piece *p, piece *l, piece *r); /* run two halves in parallel */
+    weft_range_fn *body;                         /* weft_for */
+    void *arg;                                   /* weft_for */
+    const weft_reducer *reducer;                 /* weft_reduce */
 } loop;
 
-typedef struct piece {
+struct piece {
     const loop *loop;
     size_t begin, end;
     unsigned splits; /* adaptive budget */
     int creator;     /* thread that made this piece */
-} piece;
+    void *acc;       /* weft_reduce: where this piece's result goes */
+    int err;         /* weft_reduce: ENOMEM from this subtree */
+};
 
 static bool should_split(piece *p) {
     size_t len = p->end - p->begin;
@@ -45,20 +68,31 @@ static bool should_split(piece *p) {
 static void piece_run(void *arg) {
     piece *p = arg;
     if (!should_split(p)) {
-        p->loop->body(p->begin, p->end, p->loop->arg);
+        p->loop->leaf(p);
         return;
     }
     int me = weft_thread_index();
     size_t mid = p->begin + (p->end - p->begin) / 2;
-    piece left = {p->loop, p->begin, mid, p->splits, me};
-    piece right = {p->loop, mid, p->end, p->splits, me};
-    weft_join(piece_run, &left, piece_run, &right);
+    piece left = {p->loop, p->begin, mid, p->splits, me, p->acc, 0};
+    piece right = {p->loop, mid, p->end, p->splits, me, NULL, 0};
+    p->loop->split(p, &left, &right);
 }
 
 static void root_run(void *arg) {
     piece *root = arg;
     root->creator = weft_thread_index();
     piece_run(root);
+}
+
+/* ---- weft_for -------------------------------------------------------------- */
+
+static void for_leaf(piece *p) {
+    p->loop->body(p->begin, p->end, p->loop->arg);
+}
+
+static void for_split(piece *p, piece *l, piece *r) {
+    (void)p;
+    weft_join(piece_run, l, piece_run, r);
 }
 
 void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_range_fn *body,
@@ -70,7 +104,68 @@ void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_rang
         body(begin, end, arg);
         return;
     }
-    loop l = {.body = body, .arg = arg, .grain = grain, .threads = pool->threads};
+    loop l = {.grain = grain,
+              .threads = pool->threads,
+              .leaf = for_leaf,
+              .split = for_split,
+              .body = body,
+              .arg = arg};
     piece root = {.loop = &l, .begin = begin, .end = end, .splits = l.threads};
     weft_run(pool, root_run, &root);
+}
+
+/* ---- weft_reduce ------------------------------------------------------------- */
+
+static void reduce_leaf(piece *p) {
+    const weft_reducer *r = p->loop->reducer;
+    r->init(p->acc, r->arg);
+    r->fold(p->begin, p->end, p->acc, r->arg);
+}
+
+static void reduce_split(piece *p, piece *l, piece *r) {
+    const weft_reducer *red = p->loop->reducer;
+    alignas(max_align_t) unsigned char small[REDUCE_STACK_BYTES];
+    r->acc = red->size <= sizeof small ? (void *)small : malloc(red->size);
+    if (!r->acc) {
+        p->err = ENOMEM;
+        return;
+    }
+    weft_join(piece_run, l, piece_run, r);
+    p->err = l->err ? l->err : r->err;
+    if (!p->err)
+        red->combine(p->acc, r->acc, red->arg); /* left (+) right: index order */
+    if (r->acc != small)
+        free(r->acc);
+}
+
+int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
+                const weft_reducer *reducer, void *result) {
+    if (!reducer || !reducer->size || !reducer->init || !reducer->fold || !reducer->combine ||
+        !result)
+        return EINVAL;
+    if (begin >= end) {
+        reducer->init(result, reducer->arg); /* the identity */
+        return 0;
+    }
+    pool = weft__pool_resolve(pool);
+    loop l = {.grain = grain,
+              .threads = pool ? pool->threads : 1,
+              .leaf = reduce_leaf,
+              .split = reduce_split,
+              .reducer = reducer};
+    /* The root's accumulator is a copy: on ENOMEM, result stays untouched. */
+    alignas(max_align_t) unsigned char small[REDUCE_STACK_BYTES];
+    void *acc = reducer->size <= sizeof small ? (void *)small : malloc(reducer->size);
+    if (!acc)
+        return ENOMEM;
+    piece root = {.loop = &l, .begin = begin, .end = end, .splits = l.threads, .acc = acc};
+    if (pool)
+        weft_run(pool, root_run, &root);
+    else
+        root_run(&root); /* no default pool: the calling thread does it all */
+    if (!root.err)
+        memcpy(result, acc, reducer->size);
+    if (acc != small)
+        free(acc);
+    return root.err;
 }
