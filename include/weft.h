@@ -274,6 +274,76 @@ typedef struct weft_reducer {
 WEFT_API int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
                          const weft_reducer *reducer, void *result);
 
+/* ---- Events: a dependency counter with a participating wait --------------- */
+
+typedef struct weft_event weft_event;
+
+/* Create an event of pool (NULL: the default pool) that is set once
+ * `dependencies` signals have arrived (0: set at once). Any thread.
+ * Returns 0 and sets *event, or EINVAL (event NULL), EAGAIN (no default
+ * pool), ENOMEM. */
+WEFT_API int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies);
+
+/* Meet one dependency; the last one sets the event: its waiters return and
+ * its follow-ups are queued. Any thread, concurrently with everything but
+ * weft_event_destroy. Never blocks. Memory: everything a signaller wrote
+ * before signalling is visible to waiters after they return and to the
+ * follow-ups. Signalling more often than the event has dependencies is an
+ * error: debug builds assert, release builds ignore the extra signals. */
+WEFT_API void weft_event_signal(weft_event *event);
+
+/* Has the last dependency been met? Any thread; never blocks. True means the
+ * signallers' writes are visible to the caller. */
+WEFT_API bool weft_event_is_set(const weft_event *event);
+
+/* Return once the event is set. On a worker the caller keeps running jobs of
+ * its pool and sleeps only when there is nothing to run; it is then woken by
+ * the last signal itself (not by every event). Elsewhere it blocks. Any
+ * thread, any number of threads at once. Memory: as weft_event_signal. */
+WEFT_API void weft_event_wait(weft_event *event);
+
+/* Run fn(arg) in the event's pool once the event is set (queued at once if it
+ * already is). Follow-ups are detached jobs of the pool: weft_pool_destroy
+ * waits for them. Any thread. Returns 0, EINVAL (event or fn NULL), ENOMEM
+ * (nothing queued). */
+WEFT_API int weft_event_then(weft_event *event, weft_fn *fn, void *arg);
+
+/* Free the event. No thread may wait on it or use it concurrently or after.
+ * Follow-ups of an event that was never set are discarded (never run). */
+WEFT_API void weft_event_destroy(weft_event *event);
+
+/* ---- Task graphs: built once, run many times ------------------------------- */
+
+typedef struct weft_graph weft_graph;
+typedef struct weft_node weft_node;
+
+/* Create an empty graph. Any thread. 0, EINVAL (graph NULL) or ENOMEM. */
+WEFT_API int weft_graph_create(weft_graph **graph);
+
+/* Add a node that runs fn(arg); *node identifies it for weft_graph_edge and
+ * stays valid until the graph is destroyed. Not concurrently with another
+ * call on the same graph. 0, EINVAL (a NULL argument), EBUSY (the graph is
+ * running), ENOMEM. */
+WEFT_API int weft_graph_add(weft_graph *graph, weft_fn *fn, void *arg, weft_node **node);
+
+/* Make `after` run only once `before` has finished, in every run. Both must
+ * be nodes of graph. Not concurrently with another call on the same graph.
+ * 0, EINVAL, EBUSY (running), ENOMEM. */
+WEFT_API int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *after);
+
+/* Run every node once in pool (NULL: the default pool), each after all its
+ * predecessors, independent nodes in parallel, and return when all have
+ * finished. A run allocates nothing (the first after a change allocates for
+ * the cycle check). Where it runs and how the caller waits: as weft_run (a
+ * worker participates). Any thread; one run of a graph at a time. Memory:
+ * everything a node wrote is visible to its successors and, after the call,
+ * to the caller. Returns 0, or EINVAL (graph NULL), ELOOP (the graph has a
+ * cycle: nothing ran), EBUSY (the graph is already running), ENOMEM. */
+WEFT_API int weft_graph_run(weft_graph *graph, weft_pool *pool);
+
+/* Free the graph and its nodes. Not while it runs. */
+WEFT_API void weft_graph_destroy(weft_graph *graph);
+
 #ifdef __cplusplus
 }
 #endif

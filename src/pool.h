@@ -125,6 +125,11 @@ WEFT_HIDDEN int weft__pool_submit(weft_pool *pool, weft__job *job);
 WEFT_HIDDEN weft__heap_job *weft__heap_job_alloc(void);
 WEFT_HIDDEN void weft__heap_job_free(weft__heap_job *job);
 
+/* Make h run fn(arg), counted in counter (held by the caller) until it has
+ * run; the caller then queues it. */
+WEFT_HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft_fn *fn,
+                                     void *arg);
+
 /* Queue fn(arg) as a heap job counted in counter until it has run.
  * 0, or ENOMEM (nothing queued, counter unchanged). */
 WEFT_HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn,

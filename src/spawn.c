@@ -46,13 +46,17 @@ static void heap_job_execute(weft__job *job) {
     weft__count_latch_decrement(h.counter);
 }
 
+void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft_fn *fn, void *arg) {
+    *h =
+        (weft__heap_job){.job.execute = heap_job_execute, .fn = fn, .arg = arg, .counter = counter};
+    weft__count_latch_increment(counter);
+}
+
 int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn, void *arg) {
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
         return ENOMEM;
-    *h =
-        (weft__heap_job){.job.execute = heap_job_execute, .fn = fn, .arg = arg, .counter = counter};
-    weft__count_latch_increment(counter);
+    weft__heap_job_init(h, counter, fn, arg);
     int err = weft__pool_submit(pool, &h->job);
     if (err) {
         weft__heap_job_free(h);

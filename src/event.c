@@ -1,0 +1,154 @@
+/* Events (seed 003): a dependency counter with a participating wait and
+ * follow-up jobs.
+ *
+ * An event starts with n dependencies; weft_event_signal meets one. When the
+ * last is met the event is set, once: every registered waiter's latch is set
+ * (each waiter owns its latch, so this wakes exactly the threads waiting,
+ * through the latch protocol's owner wake-up, not a broadcast) and every
+ * follow-up job is submitted to the event's pool.
+ *
+ * A waiter on a worker keeps running jobs of its pool until its latch is set
+ * and only sleeps when there is nothing to run; an outside waiter blocks.
+ * Follow-ups are heap jobs counted in the pool's pending work, so
+ * weft_pool_destroy waits for them.
+ *
+ * The lock orders registration against setting: a waiter or follow-up added
+ * under the lock either sees `set` and acts at once, or is on a list the
+ * setter takes under the same lock.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "pool.h"
+
+typedef struct waiter {
+    weft__latch latch;
+    struct waiter *next;
+} waiter;
+
+struct weft_event {
+    weft_pool *pool;          /* I */
+    _Atomic unsigned pending; /* A: dependencies not yet met */
+    pthread_mutex_t lock;
+    bool set;                  /* L */
+    waiter *waiters;           /* L */
+    weft__heap_job *followups; /* L: linked through job.next */
+};
+
+int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies) {
+    if (!event)
+        return EINVAL;
+    pool = weft__pool_resolve(pool);
+    if (!pool)
+        return EAGAIN;
+    weft_event *e = malloc(sizeof *e);
+    if (!e)
+        return ENOMEM;
+    e->pool = pool;
+    atomic_init(&e->pending, dependencies);
+    pthread_mutex_init(&e->lock, NULL);
+    e->set = dependencies == 0;
+    e->waiters = NULL;
+    e->followups = NULL;
+    *event = e;
+    return 0;
+}
+
+/* Submit a follow-up: on this worker's deque if we are one of the pool's
+ * workers and it has room, else through the injector (which cannot fail). */
+static void submit(weft_pool *pool, weft__heap_job *h) {
+    if (weft__pool_submit(pool, &h->job) != 0)
+        weft__pool_inject(pool, &h->job);
+}
+
+static void fire(weft_event *e) {
+    pthread_mutex_lock(&e->lock);
+    e->set = true;
+    waiter *w = e->waiters;
+    weft__heap_job *f = e->followups;
+    e->waiters = NULL;
+    e->followups = NULL;
+    pthread_mutex_unlock(&e->lock);
+    while (f) {
+        weft__heap_job *next = (weft__heap_job *)f->job.next;
+        submit(e->pool, f);
+        f = next;
+    }
+    while (w) {
+        waiter *next = w->next; /* read before the set: w may be gone after */
+        weft__latch_set(&w->latch);
+        w = next;
+    }
+}
+
+void weft_event_signal(weft_event *event) {
+    unsigned n = atomic_load_explicit(&event->pending, memory_order_relaxed);
+    do {
+        assert(n > 0 && "weft_event_signal: more signals than dependencies");
+        if (n == 0)
+            return; /* release builds ignore the extra signal (documented) */
+        /* Acq_rel: each signaller's writes happen-before the last signal,
+         * which publishes them through the waiters' latches. */
+    } while (!atomic_compare_exchange_weak_explicit(&event->pending, &n, n - 1,
+                                                    memory_order_acq_rel, memory_order_relaxed));
+    if (n == 1)
+        fire(event);
+}
+
+bool weft_event_is_set(const weft_event *event) {
+    /* Acquire: pairs with the last signal; what signallers wrote is visible. */
+    return atomic_load_explicit(&((weft_event *)event)->pending, memory_order_acquire) == 0;
+}
+
+void weft_event_wait(weft_event *event) {
+    if (weft_event_is_set(event))
+        return;
+    waiter me;
+    weft__latch_init(&me.latch); /* a worker participates, an outside thread blocks */
+    pthread_mutex_lock(&event->lock);
+    bool set = event->set;
+    if (!set) {
+        me.next = event->waiters;
+        event->waiters = &me;
+    }
+    pthread_mutex_unlock(&event->lock);
+    if (!set)
+        weft__latch_wait(&me.latch);
+}
+
+int weft_event_then(weft_event *event, weft_fn *fn, void *arg) {
+    if (!event || !fn)
+        return EINVAL;
+    weft__heap_job *h = weft__heap_job_alloc();
+    if (!h)
+        return ENOMEM;
+    weft__heap_job_init(h, &event->pool->pending, fn, arg);
+    pthread_mutex_lock(&event->lock);
+    bool set = event->set;
+    if (!set) {
+        h->job.next = (weft__job *)event->followups; /* job is the first member */
+        event->followups = h;
+    }
+    pthread_mutex_unlock(&event->lock);
+    if (set)
+        submit(event->pool, h);
+    return 0;
+}
+
+void weft_event_destroy(weft_event *event) {
+    if (!event)
+        return;
+    /* Follow-ups of an event never set are discarded, and no longer keep
+     * weft_pool_destroy waiting. */
+    weft__heap_job *f = event->followups;
+    while (f) {
+        weft__heap_job *next = (weft__heap_job *)f->job.next;
+        weft__count_latch_decrement(f->counter);
+        weft__heap_job_free(f);
+        f = next;
+    }
+    assert(!event->waiters && "weft_event_destroy with threads waiting");
+    pthread_mutex_destroy(&event->lock);
+    free(event);
+}
