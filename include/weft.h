@@ -174,7 +174,8 @@ WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
 WEFT_API int weft_thread_index(void);
 
 /* Run fn(arg) inside pool (NULL: the default pool) and return when it has
- * finished.
+ * finished, at normal priority from outside, at the caller's priority from a
+ * worker.
  *  - outside any pool: the job is injected and the caller blocks;
  *  - on a worker of pool: fn runs at once on this thread;
  *  - on a worker of another pool: the job is injected into pool and the
@@ -203,6 +204,24 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  *  EAGAIN  the default pool could not be created. */
 WEFT_API int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg);
 
+/* Priorities (seed 003). Every worker (and the injector) keeps a high and a
+ * normal queue; a worker looking for work takes high-priority jobs first,
+ * from its own queue, by stealing, and from the injector, before any normal
+ * one. Priority is inherited: the jobs a job forks (join halves, loop pieces,
+ * scope spawns without a priority, graph nodes, event follow-ups queued from
+ * it) get its priority, so weft_run_priority gives a whole loop or graph a
+ * priority. Running jobs are never preempted: a high-priority job waits at
+ * most for one running job to finish on some worker. */
+typedef enum { WEFT_PRIORITY_NORMAL = 0, WEFT_PRIORITY_HIGH } weft_priority;
+
+/* weft_spawn at a priority. Returns as weft_spawn, and EINVAL for a priority
+ * that is not one of the enumerators. */
+WEFT_API int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority);
+
+/* weft_run at a priority: fn, and everything it forks, runs at `priority`
+ * (on a worker of pool, fn runs at once, its forks at that priority). */
+WEFT_API void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority);
+
 typedef struct weft_scope weft_scope;
 
 /* Run body(scope, arg) inside pool (NULL: the default pool) and return when
@@ -220,6 +239,11 @@ WEFT_API void weft_scope_run(weft_pool *pool, void (*body)(weft_scope *scope, vo
  *  EINVAL  scope or fn is NULL;
  *  ENOMEM  out of memory (the job is not queued; the scope still ends). */
 WEFT_API int weft_scope_spawn(weft_scope *scope, weft_fn *fn, void *arg);
+
+/* weft_scope_spawn at a priority (weft_scope_spawn uses the priority of the
+ * job that calls it). EINVAL also for an unknown priority. */
+WEFT_API int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg,
+                                       weft_priority priority);
 
 /* Run fn(index, arg) exactly once on every worker of pool (NULL: the default
  * pool), index being the worker's weft_thread_index(), and return when all

@@ -55,13 +55,6 @@ int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies
     return 0;
 }
 
-/* Submit a follow-up: on this worker's deque if we are one of the pool's
- * workers and it has room, else through the injector (which cannot fail). */
-static void submit(weft_pool *pool, weft__heap_job *h) {
-    if (weft__pool_submit(pool, &h->job) != 0)
-        weft__pool_inject(pool, &h->job);
-}
-
 static void fire(weft_event *e) {
     pthread_mutex_lock(&e->lock);
     e->set = true;
@@ -72,7 +65,7 @@ static void fire(weft_event *e) {
     pthread_mutex_unlock(&e->lock);
     while (f) {
         weft__heap_job *next = (weft__heap_job *)f->job.next;
-        submit(e->pool, f);
+        weft__pool_submit(e->pool, &f->job);
         f = next;
     }
     while (w) {
@@ -132,7 +125,7 @@ int weft_event_then(weft_event *event, weft_fn *fn, void *arg) {
     }
     pthread_mutex_unlock(&event->lock);
     if (set)
-        submit(event->pool, h);
+        weft__pool_submit(event->pool, &h->job);
     return 0;
 }
 

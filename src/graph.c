@@ -132,11 +132,6 @@ static int check_acyclic(weft_graph *g) {
     return 0;
 }
 
-static void submit(weft_pool *pool, weft_node *nd) {
-    if (weft__pool_submit(pool, &nd->job) != 0) /* a full deque: the injector never is */
-        weft__pool_inject(pool, &nd->job);
-}
-
 static void node_execute(weft__job *job) {
     weft_node *nd = (weft_node *)job;
     weft_graph *g = nd->graph;
@@ -146,7 +141,7 @@ static void node_execute(weft__job *job) {
         /* Acq_rel: the last predecessor to finish submits s, after all their
          * writes; the job's publication carries them to whoever runs s. */
         if (atomic_fetch_sub_explicit(&s->waiting, 1, memory_order_acq_rel) == 1)
-            submit(g->pool, s);
+            weft__pool_submit(g->pool, &s->job);
     }
     weft__count_latch_decrement(&g->done);
 }
@@ -161,7 +156,7 @@ static void run_inside(void *arg) {
     for (size_t i = 0; i < g->n; i++)
         if (g->nodes[i]->preds == 0) {
             if (g->pool)
-                submit(g->pool, g->nodes[i]);
+                weft__pool_submit(g->pool, &g->nodes[i]->job);
             else
                 node_execute(&g->nodes[i]->job); /* no pool could be created */
         }

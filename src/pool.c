@@ -47,7 +47,7 @@ static unsigned random_below(weft__worker *w, unsigned n) {
 
 /* One sweep over the other workers from a random start; repeat while a steal
  * lost a race, since that means work was there. */
-static weft__job *steal_work(weft__worker *w, bool *more) {
+static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
     weft_pool *pool = w->pool;
     unsigned n = pool->threads;
     for (bool retry = n > 1; retry;) {
@@ -56,7 +56,7 @@ static weft__job *steal_work(weft__worker *w, bool *more) {
         for (unsigned k = 0; k < n; k++, v = v + 1 == n ? 0 : v + 1) {
             if (v == w->index)
                 continue;
-            weft__deque *victim = &pool->workers[v].deque;
+            weft__deque *victim = &pool->workers[v].deques[prio];
             weft__job *job;
             weft__steal_result r = weft__deque_steal(victim, &job);
             if (r == WEFT_STEAL_OK) {
@@ -70,35 +70,54 @@ static weft__job *steal_work(weft__worker *w, bool *more) {
     return NULL;
 }
 
-static weft__job *find_work(weft__worker *w, bool *more) {
-    *more = false;
-    if (WEFT_UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
-        weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
-    weft__job *job = weft__worker_pop(w);
+/* Own deque, steal, injector: at one priority. */
+static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio) {
+    weft__job *job = weft__worker_pop_prio(w, prio);
     if (job)
         return job;
-    job = steal_work(w, more);
+    job = steal_work(w, more, prio);
     if (job)
         return job;
-    job = weft__injector_pop(&w->pool->injector);
+    weft__injector *q = &w->pool->injectors[prio];
+    job = weft__injector_pop(q);
     if (job) {
-        *more = !weft__injector_is_empty(&w->pool->injector);
+        *more = !weft__injector_is_empty(q);
         weft__stat_add(&w->stats.injected, 1);
     }
     return job;
+}
+
+/* High-priority work anywhere comes before normal work (seed 003); *prio
+ * tells which it found. */
+static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
+    *more = false;
+    if (WEFT_UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
+        weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
+    for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
+        weft__job *job = find_work_at(w, more, (weft_priority)p);
+        if (job) {
+            *prio = (weft_priority)p;
+            return job;
+        }
+    }
+    return NULL;
 }
 
 void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     weft__sleep *s = &w->pool->sleep;
     weft__idle idle;
     weft__sleep_start_looking(s, &idle, w->index, &w->stats);
+    weft_priority outer = w->prio;
     while (!weft__latch_probe(latch)) {
         bool more;
-        weft__job *job = find_work(w, &more);
+        weft_priority prio;
+        weft__job *job = find_work(w, &more, &prio);
         if (job) {
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
+            w->prio = prio; /* what it forks inherits its priority */
             weft__job_execute(job);
+            w->prio = outer;
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
         } else {
             weft__sleep_no_work_found(s, &idle, latch);
@@ -110,31 +129,40 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
 /* ---- Submitting ---------------------------------------------------------- */
 
 bool weft__pool_final_check(weft_pool *pool, unsigned index) {
-    return !weft__injector_is_empty(&pool->injector) ||
+    return !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_HIGH]) ||
+           !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_NORMAL]) ||
            weft__broadcast_pending(&pool->broadcasts, pool->workers[index].broadcast_seen);
 }
 
-void weft__pool_inject(weft_pool *pool, weft__job *job) {
+void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
     weft__phase_new_work(&pool->sleep.phase);
-    bool was_empty = weft__injector_is_empty(&pool->injector);
-    weft__injector_push(&pool->injector, job, job, 1);
+    weft__injector *q = &pool->injectors[prio];
+    bool was_empty = weft__injector_is_empty(q);
+    weft__injector_push(q, job, job, 1);
     weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
 }
 
-void weft__worker_offer(weft__worker *w) {
+void weft__worker_offer(weft__worker *w, weft__deque *d) {
     weft__phase_new_work(&w->pool->sleep.phase);
-    bool was_empty = weft__deque_public_empty(&w->deque);
-    unsigned n = weft__deque_share(&w->deque);
+    bool was_empty = weft__deque_public_empty(d);
+    unsigned n = weft__deque_share(d);
     if (n) /* n jobs posted at once may wake up to n sleepers (seed 000) */
         weft__sleep_new_jobs_cold(&w->pool->sleep, n, was_empty);
 }
 
-int weft__pool_submit(weft_pool *pool, weft__job *job) {
+int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio) {
     weft__worker *w = weft__worker_of(pool);
     if (w)
-        return weft__worker_push(w, job);
-    weft__pool_inject(pool, job);
+        return weft__worker_push_prio(w, job, prio);
+    weft__pool_inject(pool, job, prio);
     return 0;
+}
+
+void weft__pool_submit(weft_pool *pool, weft__job *job) {
+    weft__worker *w = weft__worker_of(pool);
+    weft_priority prio = w ? w->prio : WEFT_PRIORITY_NORMAL;
+    if (weft__pool_submit_prio(pool, job, prio) != 0)
+        weft__pool_inject(pool, job, prio); /* a full deque: the injector never is */
 }
 
 /* ---- Worker threads ----------------------------------------------------- */
@@ -199,12 +227,14 @@ static void *alloc_aligned(size_t size) {
 static void pool_free(weft_pool *pool) {
     if (pool->workers) {
         for (unsigned i = 0; i < pool->threads; i++)
-            weft__deque_destroy(&pool->workers[i].deque);
+            for (int p = 0; p < WEFT_PRIORITIES; p++)
+                weft__deque_destroy(&pool->workers[i].deques[p]);
         free(pool->workers);
     }
     if (pool->sleep.slots)
         weft__sleep_destroy(&pool->sleep);
-    weft__injector_destroy(&pool->injector);
+    for (int p = 0; p < WEFT_PRIORITIES; p++)
+        weft__injector_destroy(&pool->injectors[p]);
     weft__broadcasts_destroy(&pool->broadcasts);
     free(pool);
 }
@@ -215,9 +245,12 @@ static int init_workers(weft_pool *pool) {
         return ENOMEM;
     for (unsigned i = 0; i < pool->threads; i++) {
         weft__worker *w = &pool->workers[i];
-        if (weft__deque_init(&w->deque, DEQUE_CAPACITY) != 0) {
-            pool->threads = i; /* pool_free destroys the first i */
-            return ENOMEM;
+        for (int p = 0; p < WEFT_PRIORITIES; p++) {
+            if (weft__deque_init(&w->deques[p], DEQUE_CAPACITY) != 0) {
+                /* pool_free destroys workers 0..i; a zeroed deque is empty */
+                pool->threads = i + 1;
+                return ENOMEM;
+            }
         }
         w->pool = pool;
         w->index = i;
@@ -261,7 +294,8 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     pool->stack_size = c->stack_size ? c->stack_size : WEFT_STACK_SIZE_DEFAULT;
     atomic_init(&pool->refs, 1);
     atomic_init(&pool->pending.count, 1);
-    weft__injector_init(&pool->injector);
+    for (int p = 0; p < WEFT_PRIORITIES; p++)
+        weft__injector_init(&pool->injectors[p]);
     weft__broadcasts_init(&pool->broadcasts);
     int err = init_workers(pool);
     if (!err)

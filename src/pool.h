@@ -18,12 +18,18 @@
 #include "sleep.h"
 #include "stats.h"
 
+/* Queues come in pairs indexed by priority: [WEFT_PRIORITY_NORMAL],
+ * [WEFT_PRIORITY_HIGH]. */
+#define WEFT_PRIORITIES 2
+
 typedef struct weft__worker {
-    weft__deque deque; /* its own cache lines */
+    weft__deque deques[WEFT_PRIORITIES]; /* each on its own cache lines */
     /* Owner only. */
     alignas(WEFT_CACHELINE) uint64_t rng; /* O: victim selection */
     weft__heap_job *free_jobs;            /* O: recycled heap jobs */
     uint64_t broadcast_seen;              /* O: last broadcast run (broadcast.c) */
+    weft_priority prio;                   /* O: priority of the job running now,
+                                             inherited by the jobs it forks */
     unsigned free_count;                  /* O */
     /* Set before the worker starts. */
     weft_pool *pool; /* I */
@@ -35,7 +41,7 @@ typedef struct weft__worker {
 
 struct weft_pool {
     weft__sleep sleep;
-    weft__injector injector;
+    weft__injector injectors[WEFT_PRIORITIES];
     weft__broadcasts broadcasts;
     /* Detached jobs not yet finished, plus one held by the pool until
      * weft_pool_destroy: reaching zero sets `drained`. */
@@ -84,42 +90,60 @@ static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) 
 }
 
 /* Share w's private jobs and tell the sleep module (cold path of push). */
-WEFT_HIDDEN WEFT_COLD void weft__worker_offer(weft__worker *w);
+WEFT_HIDDEN WEFT_COLD void weft__worker_offer(weft__worker *w, weft__deque *d);
 
 /* Push a job on w's deque. It stays private (no synchronisation) unless some
  * worker could take it now: an idle or sleeping worker, or a thief that asked
  * this deque for work; then w shares its private jobs and wakes a sleeper if
  * needed. 0 or ENOMEM. */
-static inline int weft__worker_push(weft__worker *w, weft__job *job) {
-    int err = weft__deque_push(&w->deque, job);
+static inline int weft__worker_push_prio(weft__worker *w, weft__job *job, weft_priority prio) {
+    weft__deque *d = &w->deques[prio];
+    int err = weft__deque_push(d, job);
     if (WEFT_LIKELY(err == 0) &&
         WEFT_UNLIKELY(weft__sleep_wants_work(&w->pool->sleep) ||
-                      atomic_load_explicit(&w->deque.movesplit, memory_order_relaxed)))
-        weft__worker_offer(w);
+                      atomic_load_explicit(&d->movesplit, memory_order_relaxed)))
+        weft__worker_offer(w, d);
     return err;
 }
 
-/* Pop w's newest job; announce jobs the pop shared on a thief's request. */
-static inline weft__job *weft__worker_pop(weft__worker *w) {
-    weft__job *job = weft__deque_pop(&w->deque);
-    if (WEFT_UNLIKELY(w->deque.unannounced != 0)) {
-        unsigned n = w->deque.unannounced;
-        w->deque.unannounced = 0;
+/* Push at the priority of the job running now (forked jobs inherit it). */
+static inline int weft__worker_push(weft__worker *w, weft__job *job) {
+    return weft__worker_push_prio(w, job, w->prio);
+}
+
+/* Pop w's newest job of priority prio; announce jobs the pop shared on a
+ * thief's request. */
+static inline weft__job *weft__worker_pop_prio(weft__worker *w, weft_priority prio) {
+    weft__deque *d = &w->deques[prio];
+    weft__job *job = weft__deque_pop(d);
+    if (WEFT_UNLIKELY(d->unannounced != 0)) {
+        unsigned n = d->unannounced;
+        d->unannounced = 0;
         weft__sleep_new_jobs(&w->pool->sleep, n, false);
     }
     return job;
+}
+
+/* Pop at the priority of the job running now (where its joins pushed). */
+static inline weft__job *weft__worker_pop(weft__worker *w) {
+    return weft__worker_pop_prio(w, w->prio);
 }
 
 /* Sleep protocol's final check (after the SleepFence): is there outside work
  * this worker must not sleep on, a queued job or a broadcast it has not run? */
 WEFT_HIDDEN bool weft__pool_final_check(weft_pool *pool, unsigned index);
 
-/* Queue a job in the pool's injector (any thread) and wake a worker. */
-WEFT_HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job);
+/* Queue a job in the pool's injector of priority prio (any thread) and wake
+ * a worker. */
+WEFT_HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio);
 
-/* Queue a job: on w's deque if the caller is a worker of pool, else inject.
- * 0 or ENOMEM (a full deque that cannot grow). */
-WEFT_HIDDEN int weft__pool_submit(weft_pool *pool, weft__job *job);
+/* Queue a job at priority prio: on the caller's deque if it is a worker of
+ * pool, else inject. 0 or ENOMEM (a full deque that cannot grow). */
+WEFT_HIDDEN int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio);
+
+/* The same at the caller's current priority (normal outside the pool); a
+ * full deque falls back to the injector, so it cannot fail. */
+WEFT_HIDDEN void weft__pool_submit(weft_pool *pool, weft__job *job);
 
 /* Heap jobs from the calling worker's free list, or malloc. NULL: ENOMEM. */
 WEFT_HIDDEN weft__heap_job *weft__heap_job_alloc(void);
@@ -133,6 +157,6 @@ WEFT_HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *count
 /* Queue fn(arg) as a heap job counted in counter until it has run.
  * 0, or ENOMEM (nothing queued, counter unchanged). */
 WEFT_HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn,
-                                    void *arg);
+                                    void *arg, weft_priority prio);
 
 #endif

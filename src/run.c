@@ -21,14 +21,26 @@ static void run_job_execute(weft__job *job) {
     weft__latch_set(&r->done); /* r may be gone after this */
 }
 
-void weft_run(weft_pool *pool, weft_fn *fn, void *arg) {
+void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
     pool = weft__pool_resolve(pool);
-    if (!pool || weft__worker_of(pool)) {
+    weft__worker *w = pool ? weft__worker_of(pool) : NULL;
+    if (!pool || w) {
+        weft_priority outer = w ? w->prio : WEFT_PRIORITY_NORMAL;
+        if (w)
+            w->prio = priority; /* what fn forks inherits it */
         fn(arg);
+        if (w)
+            w->prio = outer;
         return;
     }
     run_job r = {.job.execute = run_job_execute, .fn = fn, .arg = arg};
     weft__latch_init(&r.done);
-    weft__pool_inject(pool, &r.job);
+    weft__pool_inject(pool, &r.job, priority);
     weft__latch_wait(&r.done);
+}
+
+void weft_run(weft_pool *pool, weft_fn *fn, void *arg) {
+    weft__worker *w = weft__current_worker();
+    /* Inside a pool, keep the caller's priority; from outside, normal. */
+    weft_run_priority(pool, fn, arg, w ? w->prio : WEFT_PRIORITY_NORMAL);
 }

@@ -34,12 +34,19 @@ void weft_scope_run(weft_pool *pool, void (*body)(weft_scope *scope, void *arg),
     weft_run(pool, scope_inside, &a);
 }
 
-int weft_scope_spawn(weft_scope *scope, weft_fn *fn, void *arg) {
-    if (!scope || !fn)
+int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg, weft_priority priority) {
+    if (!scope || !fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
         return EINVAL;
     if (!scope->pool) {
         fn(arg);
         return 0;
     }
-    return weft__spawn_counted(scope->pool, &scope->pending, fn, arg);
+    return weft__spawn_counted(scope->pool, &scope->pending, fn, arg, priority);
+}
+
+int weft_scope_spawn(weft_scope *scope, weft_fn *fn, void *arg) {
+    /* The priority of the job that spawns (the scope's body or one of its
+     * jobs): high-priority work spawns high-priority work. */
+    weft__worker *w = scope ? weft__worker_of(scope->pool) : NULL;
+    return weft_scope_spawn_priority(scope, fn, arg, w ? w->prio : WEFT_PRIORITY_NORMAL);
 }

@@ -52,12 +52,13 @@ void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft_fn 
     weft__count_latch_increment(counter);
 }
 
-int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn, void *arg) {
+int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn, void *arg,
+                        weft_priority prio) {
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
         return ENOMEM;
     weft__heap_job_init(h, counter, fn, arg);
-    int err = weft__pool_submit(pool, &h->job);
+    int err = weft__pool_submit_prio(pool, &h->job, prio);
     if (err) {
         weft__heap_job_free(h);
         weft__count_latch_decrement(counter);
@@ -65,11 +66,15 @@ int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn
     return err;
 }
 
-int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg) {
-    if (!fn)
+int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
+    if (!fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
         return EINVAL;
     pool = weft__pool_resolve(pool);
     if (!pool)
         return EAGAIN;
-    return weft__spawn_counted(pool, &pool->pending, fn, arg);
+    return weft__spawn_counted(pool, &pool->pending, fn, arg, priority);
+}
+
+int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg) {
+    return weft_spawn_priority(pool, fn, arg, WEFT_PRIORITY_NORMAL);
 }

@@ -128,7 +128,7 @@ static void inject_and_wrap(weft__sleep *s, weft__debug_point p) {
         return;
     uint32_t jec = (uint32_t)(weft__sleep_debug_counters(s) >> 32);
     hook_job.execute = hook_job_execute;
-    weft__pool_inject(s->pool, &hook_job); /* sees no sleeper: wakes nobody */
+    weft__pool_inject(s->pool, &hook_job, WEFT_PRIORITY_NORMAL); /* sees no sleeper: wakes nobody */
     CHECK((uint32_t)(weft__sleep_debug_counters(s) >> 32) != jec);
     weft__sleep_debug_set_jec(s, jec); /* as if 2^32 posts had happened */
 }
@@ -139,7 +139,7 @@ static void missed_tickle(weft__sleep *s, weft__debug_point p) {
     /* The poster's tickle read the state before we got sleepy, and its push
      * was not yet visible to our last search: queue it without a tickle. */
     hook_job.execute = hook_job_execute;
-    weft__injector_push(&s->pool->injector, &hook_job, &hook_job, 1);
+    weft__injector_push(&s->pool->injectors[WEFT_PRIORITY_NORMAL], &hook_job, &hook_job, 1);
 }
 
 static void final_check(weft_wake wake, void (*hook)(weft__sleep *, weft__debug_point)) {
@@ -192,7 +192,7 @@ TEST(woken_but_not_running_is_not_idle) {
         CHECK_EQ(weft_spawn(pool, set_flag, &first_ran), 0);
         while (atomic_load(&slow_armed)) /* the first woken worker is held */
             check_sleep_us(10);
-        weft__job *first = weft__injector_pop(&pool->injector);
+        weft__job *first = weft__injector_pop(&pool->injectors[WEFT_PRIORITY_NORMAL]);
         CHECK(first != NULL);
         first->execute(first); /* as if a searching worker had taken it */
         CHECK_EQ(weft_spawn(pool, set_flag, &second_ran), 0);
