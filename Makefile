@@ -4,11 +4,15 @@
 #   make bench       build and run the benchmarks against the peers
 #   make bench-smoke the same, tiny sizes (CI keeps the peers building)
 #   make format      clang-format every C file; make format-check verifies
+#   make install     build and install into $(PREFIX) (default /usr/local):
+#                    headers, libweft.so and libweft.a, weft.pc, CMake package
 JOBS ?= 2
 CMAKE ?= cmake
 TSAN_CC ?= clang
+PREFIX ?= /usr/local
 
-.PHONY: all test test-release test-asan test-tsan bench bench-smoke format format-check clean
+.PHONY: all test test-release test-asan test-tsan bench bench-smoke format format-check clean \
+	install
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -40,6 +44,9 @@ bench-smoke:
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh --smoke build/bench
+
+install: all
+	$(CMAKE) --install build/release --prefix $(PREFIX)
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
 
