@@ -101,8 +101,9 @@ WEFT_API void weft_phase_end(weft_pool *pool, bool fast_leave);
 typedef struct weft_config {
     unsigned threads;  /* 0: $WEFT_NUM_THREADS if set to a valid number, else the
                           CPUs this process may run on (sched_getaffinity) */
-    unsigned contexts; /* extra contexts for non-worker threads; must be 0 until
-                          contexts land (EINVAL otherwise) */
+    unsigned contexts; /* context slots for non-worker threads
+                          (weft_context_acquire); threads + contexts must not
+                          exceed WEFT_THREADS_MAX */
     size_t stack_size; /* 0: WEFT_STACK_SIZE_DEFAULT; else at least 64 KiB */
     const char *name;  /* thread-name prefix, threads are "<name>-<index>"
                           (truncated to the OS limit); NULL: "weft" */
@@ -118,9 +119,9 @@ typedef struct weft_config {
  * (name is copied).
  * Any thread. Blocks only while threads are created.
  * Returns 0 and sets *pool, or:
- *  EINVAL  pool is NULL; threads > WEFT_THREADS_MAX; stack_size nonzero and
- *          below 64 KiB; leave or wake not one of the enumerators; contexts
- *          nonzero;
+ *  EINVAL  pool is NULL; threads, or threads + contexts, above
+ *          WEFT_THREADS_MAX; stack_size nonzero and below 64 KiB; leave or
+ *          wake not one of the enumerators;
  *  ENOMEM  out of memory;
  *  EAGAIN  the system could not create a thread.
  * On error nothing is left behind and *pool is unchanged. */
@@ -134,7 +135,8 @@ WEFT_API int weft_pool_create(weft_pool **pool, const weft_config *config);
  * Memory: everything the pool's jobs wrote is visible when it returns.
  * Returns 0, or:
  *  EINVAL   pool is NULL or the default pool (which lives until exit);
- *  EDEADLK  called from a job running in this pool: nothing is destroyed. */
+ *  EDEADLK  called from a job running in this pool: nothing is destroyed;
+ *  EBUSY    a context of the pool is still acquired: nothing is destroyed. */
 WEFT_API int weft_pool_destroy(weft_pool *pool);
 
 /* The process-wide default pool: created with default settings on first use
@@ -169,8 +171,9 @@ typedef struct weft_stats {
  * measurable on fib with a join at every node (docs/performance.md). */
 WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
 
-/* The calling thread's index in its pool: 0..threads-1 on a worker, -1 on
- * any other thread. Any thread. */
+/* The calling thread's index in its pool: 0..threads-1 on a worker,
+ * threads + i on a thread holding context i, -1 on any other thread. Any
+ * thread. */
 WEFT_API int weft_thread_index(void);
 
 /* Run fn(arg) inside pool (NULL: the default pool) and return when it has
@@ -254,6 +257,33 @@ WEFT_API int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg
  * weft_run, for every run of fn. A NULL fn, or no default pool, does
  * nothing. */
 WEFT_API void weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg);
+
+/* ---- Contexts: threads outside the pool that take part in their own work -- */
+
+typedef struct weft_context weft_context;
+
+/* Make the calling thread a participant of pool (NULL: the default pool)
+ * until weft_context_release: weft_join, weft_for, weft_scope_run,
+ * weft_event_wait and weft_graph_run called by it push their jobs on the
+ * context's queues and run them on this thread while it waits; idle workers
+ * may take them, but the context never runs other threads' jobs. So a job
+ * runs on its submitter or on a worker, and when every worker is busy the
+ * submitter runs its whole workload itself without blocking (it blocks only
+ * when all that is left of it runs on workers). weft_thread_index() returns
+ * threads + i. Detached jobs it spawns go to the pool's injector.
+ * Any thread that is not a worker and holds no context.
+ * Returns 0 and sets *context, or EINVAL (context NULL, or the caller is a
+ * worker or holds a context), EBUSY (all config.contexts slots are taken),
+ * EAGAIN (no default pool). */
+WEFT_API int weft_context_acquire(weft_pool *pool, weft_context **context);
+
+/* Run what is still queued on the context, then give it back. The thread that
+ * acquired it only; it is a plain outside thread again afterwards. */
+WEFT_API void weft_context_release(weft_context *context);
+
+/* threads + config.contexts: the size of an array indexed by
+ * weft_thread_index() for per-thread data. NULL: the default pool. */
+WEFT_API unsigned weft_pool_slots(const weft_pool *pool);
 
 /* A loop body: handle indices [begin, end). */
 typedef void weft_range_fn(size_t begin, size_t end, void *arg);

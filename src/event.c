@@ -55,6 +55,15 @@ int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies
     return 0;
 }
 
+/* Queue a follow-up at the priority of the thread that queues it; a full
+ * deque falls back to the injector. */
+static void queue_followup(weft_pool *pool, weft__heap_job *h) {
+    weft__worker *w = weft__worker_of(pool);
+    weft_priority prio = w ? w->prio : WEFT_PRIORITY_NORMAL;
+    if (weft__pool_submit_detached(pool, &h->job, prio) != 0)
+        weft__pool_inject(pool, &h->job, prio);
+}
+
 static void fire(weft_event *e) {
     pthread_mutex_lock(&e->lock);
     e->set = true;
@@ -65,7 +74,7 @@ static void fire(weft_event *e) {
     pthread_mutex_unlock(&e->lock);
     while (f) {
         weft__heap_job *next = (weft__heap_job *)f->job.next;
-        weft__pool_submit(e->pool, &f->job);
+        queue_followup(e->pool, f);
         f = next;
     }
     while (w) {
@@ -125,7 +134,7 @@ int weft_event_then(weft_event *event, weft_fn *fn, void *arg) {
     }
     pthread_mutex_unlock(&event->lock);
     if (set)
-        weft__pool_submit(event->pool, &h->job);
+        queue_followup(event->pool, h);
     return 0;
 }
 

@@ -49,7 +49,7 @@ static unsigned random_below(weft__worker *w, unsigned n) {
  * lost a race, since that means work was there. */
 static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
     weft_pool *pool = w->pool;
-    unsigned n = pool->threads;
+    unsigned n = pool->threads + pool->contexts; /* contexts are victims too */
     for (bool retry = n > 1; retry;) {
         retry = false;
         unsigned v = random_below(w, n);
@@ -158,6 +158,15 @@ int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio) 
     return 0;
 }
 
+int weft__pool_submit_detached(weft_pool *pool, weft__job *job, weft_priority prio) {
+    weft__worker *w = weft__worker_of(pool);
+    if (w && w->is_context) {
+        weft__pool_inject(pool, job, prio);
+        return 0;
+    }
+    return weft__pool_submit_prio(pool, job, prio);
+}
+
 void weft__pool_submit(weft_pool *pool, weft__job *job) {
     weft__worker *w = weft__worker_of(pool);
     weft_priority prio = w ? w->prio : WEFT_PRIORITY_NORMAL;
@@ -166,6 +175,16 @@ void weft__pool_submit(weft_pool *pool, weft__job *job) {
 }
 
 /* ---- Worker threads ----------------------------------------------------- */
+
+/* Free a worker's (or context's) recycled heap jobs. */
+static void free_job_cache(weft__worker *w) {
+    while (w->free_jobs) {
+        weft__heap_job *h = w->free_jobs;
+        w->free_jobs = (weft__heap_job *)h->job.next;
+        free(h);
+    }
+    w->free_count = 0;
+}
 
 static void *worker_main(void *arg) {
     weft__worker *w = arg;
@@ -179,11 +198,7 @@ static void *worker_main(void *arg) {
     weft__worker_wait_until(w, &w->terminate);
     if (pool->on_exit)
         pool->on_exit(w->index, pool->user);
-    while (w->free_jobs) {
-        weft__heap_job *h = w->free_jobs;
-        w->free_jobs = (weft__heap_job *)h->job.next;
-        free(h);
-    }
+    free_job_cache(w);
     weft__tls_worker = NULL;
     return NULL;
 }
@@ -226,9 +241,12 @@ static void *alloc_aligned(size_t size) {
 
 static void pool_free(weft_pool *pool) {
     if (pool->workers) {
-        for (unsigned i = 0; i < pool->threads; i++)
+        for (unsigned i = 0; i < pool->threads + pool->contexts; i++) {
             for (int p = 0; p < WEFT_PRIORITIES; p++)
                 weft__deque_destroy(&pool->workers[i].deques[p]);
+            if (i >= pool->threads)
+                free_job_cache(&pool->workers[i]); /* a context's: it has no thread */
+        }
         free(pool->workers);
     }
     if (pool->sleep.slots)
@@ -240,20 +258,20 @@ static void pool_free(weft_pool *pool) {
 }
 
 static int init_workers(weft_pool *pool) {
-    pool->workers = alloc_aligned((size_t)pool->threads * sizeof(weft__worker));
+    unsigned slots = pool->threads + pool->contexts;
+    pool->workers = alloc_aligned((size_t)slots * sizeof(weft__worker));
     if (!pool->workers)
         return ENOMEM;
-    for (unsigned i = 0; i < pool->threads; i++) {
+    for (unsigned i = 0; i < slots; i++) {
         weft__worker *w = &pool->workers[i];
         for (int p = 0; p < WEFT_PRIORITIES; p++) {
-            if (weft__deque_init(&w->deques[p], DEQUE_CAPACITY) != 0) {
-                /* pool_free destroys workers 0..i; a zeroed deque is empty */
-                pool->threads = i + 1;
-                return ENOMEM;
-            }
+            if (weft__deque_init(&w->deques[p], DEQUE_CAPACITY) != 0)
+                return ENOMEM; /* pool_free: a zeroed deque is empty */
         }
         w->pool = pool;
         w->index = i;
+        w->is_context = i >= pool->threads;
+        atomic_init(&w->taken, false);
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1);
         weft__latch_init_owned(&w->terminate, pool, i);
     }
@@ -261,7 +279,7 @@ static int init_workers(weft_pool *pool) {
 }
 
 static int check_config(const weft_config *c) {
-    if (c->threads > WEFT_THREADS_MAX || c->contexts != 0)
+    if (c->threads > WEFT_THREADS_MAX || c->contexts > WEFT_THREADS_MAX)
         return EINVAL;
     if (c->stack_size != 0 && c->stack_size < ((size_t)64 << 10))
         return EINVAL;
@@ -287,6 +305,9 @@ static unsigned resolve_threads(unsigned threads) {
 
 static int pool_init(weft_pool *pool, const weft_config *c) {
     pool->threads = resolve_threads(c->threads);
+    pool->contexts = c->contexts;
+    if (pool->threads + pool->contexts > WEFT_THREADS_MAX)
+        return EINVAL;
     snprintf(pool->name, sizeof pool->name, "%s", c->name ? c->name : "weft");
     pool->on_start = c->on_start;
     pool->on_exit = c->on_exit;
@@ -299,8 +320,8 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     weft__broadcasts_init(&pool->broadcasts);
     int err = init_workers(pool);
     if (!err)
-        err = weft__sleep_init(&pool->sleep, pool, pool->threads, c->wake == WEFT_WAKE_ALL,
-                               c->leave == WEFT_LEAVE_FAST);
+        err = weft__sleep_init(&pool->sleep, pool, pool->threads, pool->threads + pool->contexts,
+                               c->wake == WEFT_WAKE_ALL, c->leave == WEFT_LEAVE_FAST);
     return err;
 }
 
@@ -340,8 +361,12 @@ void weft__pool_unref(weft_pool *pool) {
 int weft_pool_destroy(weft_pool *pool) {
     if (!pool || pool->is_default)
         return EINVAL;
-    if (weft__worker_of(pool))
-        return EDEADLK;
+    weft__worker *self = weft__worker_of(pool);
+    if (self)
+        return self->is_context ? EBUSY : EDEADLK;
+    for (unsigned i = pool->threads; i < pool->threads + pool->contexts; i++)
+        if (atomic_load_explicit(&pool->workers[i].taken, memory_order_acquire))
+            return EBUSY;                    /* acquire: pairs with weft_context_release */
     weft__phase_end_all(&pool->sleep.phase); /* seed 004: destroy ends phases */
     /* Only our decrement can bring pending to zero, so the latch is ours
      * before anyone can set it. */

@@ -32,8 +32,10 @@ typedef struct weft__worker {
                                              inherited by the jobs it forks */
     unsigned free_count;                  /* O */
     /* Set before the worker starts. */
-    weft_pool *pool; /* I */
-    unsigned index;  /* I */
+    weft_pool *pool;    /* I */
+    unsigned index;     /* I: slot; contexts follow the workers */
+    bool is_context;    /* I: a context (context.c), not a worker thread */
+    _Atomic bool taken; /* A: contexts only: a thread holds it */
     pthread_t thread;
     weft__latch terminate;                     /* owned by this worker; set by weft_pool_destroy */
     alignas(WEFT_CACHELINE) weft__stats stats; /* written by this worker only */
@@ -48,8 +50,9 @@ struct weft_pool {
     alignas(WEFT_CACHELINE) weft__count_latch pending;
     _Atomic uint32_t refs; /* A: the pool is freed when it drops to 0 */
     /* Set before the pool is published. */
-    alignas(WEFT_CACHELINE) weft__worker *workers; /* I */
+    alignas(WEFT_CACHELINE) weft__worker *workers; /* I: threads workers, then contexts */
     unsigned threads;                              /* I */
+    unsigned contexts;                             /* I */
     bool is_default;                               /* I */
     char name[16];                                 /* I: thread-name prefix */
     void (*on_start)(unsigned worker, void *user); /* I */
@@ -84,8 +87,15 @@ WEFT_HIDDEN void weft__pool_unref(weft_pool *pool);
 /* Run jobs of w's pool until latch is set (participating wait). */
 WEFT_HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch);
 
+/* The same for a context: its own jobs only, then sleep on the latch. */
+WEFT_HIDDEN void weft__context_wait_until(weft__worker *ctx, weft__latch *latch);
+
 static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) {
-    if (!weft__latch_probe(latch))
+    if (weft__latch_probe(latch))
+        return;
+    if (WEFT_UNLIKELY(w->is_context))
+        weft__context_wait_until(w, latch);
+    else
         weft__worker_wait_until_cold(w, latch);
 }
 
@@ -145,6 +155,11 @@ WEFT_HIDDEN int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_pri
  * full deque falls back to the injector, so it cannot fail. */
 WEFT_HIDDEN void weft__pool_submit(weft_pool *pool, weft__job *job);
 
+/* Where a detached job goes (weft_spawn, event follow-ups): like
+ * weft__pool_submit_prio, except that a context injects it, since a context
+ * runs its own queue only while it waits. */
+WEFT_HIDDEN int weft__pool_submit_detached(weft_pool *pool, weft__job *job, weft_priority prio);
+
 /* Heap jobs from the calling worker's free list, or malloc. NULL: ENOMEM. */
 WEFT_HIDDEN weft__heap_job *weft__heap_job_alloc(void);
 WEFT_HIDDEN void weft__heap_job_free(weft__heap_job *job);
@@ -157,6 +172,6 @@ WEFT_HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *count
 /* Queue fn(arg) as a heap job counted in counter until it has run.
  * 0, or ENOMEM (nothing queued, counter unchanged). */
 WEFT_HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn,
-                                    void *arg, weft_priority prio);
+                                    void *arg, weft_priority prio, bool detached);
 
 #endif

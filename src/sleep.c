@@ -93,13 +93,13 @@ static unsigned min_u(unsigned a, unsigned b) {
     return a < b ? a : b;
 }
 
-int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wake_all,
-                     bool leave_fast) {
-    size_t bytes = (size_t)threads * sizeof(weft__sleep_slot);
+int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned slots,
+                     bool wake_all, bool leave_fast) {
+    size_t bytes = (size_t)slots * sizeof(weft__sleep_slot);
     s->slots = aligned_alloc(WEFT_CACHELINE, bytes);
     if (!s->slots)
         return ENOMEM;
-    for (unsigned i = 0; i < threads; i++) {
+    for (unsigned i = 0; i < slots; i++) {
         pthread_mutex_init(&s->slots[i].lock, NULL);
         atomic_init(&s->slots[i].word, WEFT_SLOT_AWAKE);
         weft__leave_init(&s->slots[i].leave);
@@ -110,6 +110,7 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wak
     pthread_mutex_init(&s->legacy_lock, NULL);
     atomic_init(&s->legacy_epoch, 0);
     s->threads = threads;
+    s->nslots = slots;
     s->wake_all = wake_all;
     s->leave_fast = leave_fast;
     s->legacy_rounds = leave_fast ? 0 : LEGACY_ROUNDS_UNTIL_SLEEPY;
@@ -120,7 +121,7 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wak
 }
 
 void weft__sleep_destroy(weft__sleep *s) {
-    for (unsigned i = 0; i < s->threads; i++)
+    for (unsigned i = 0; i < s->nslots; i++)
         pthread_mutex_destroy(&s->slots[i].lock);
     pthread_mutex_destroy(&s->legacy_lock);
     free(s->slots);
@@ -172,7 +173,8 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
         slot->leave.woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
         /* Release: pairs with the sleeper's acquire reload after its wait. */
         atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
-        uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
+        if (i < s->threads) /* contexts are not counted (weft__sleep_owner_wait) */
+            uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
         woke = true;
     }
     pthread_mutex_unlock(&slot->lock);
@@ -482,10 +484,36 @@ void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_em
 }
 
 void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping) {
-    if (s->wake_all)
+    if (owner >= s->threads) { /* a context sleeps on its own slot, whatever the protocol */
+        if (was_sleeping)
+            wake_specific(s, owner, false);
+    } else if (s->wake_all) {
         legacy_tickle(s);
-    else if (was_sleeping)
+    } else if (was_sleeping) {
         wake_specific(s, owner, false);
+    }
+}
+
+/* A context thread waiting for its latch with nothing of its own left to run
+ * (context.c): the latch protocol alone (seed 000, Appendix A), without the
+ * counters: a context takes no new jobs, so nobody needs to count or wake it
+ * for them; only the latch's set wakes it. */
+void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) {
+    if (!weft__latch_get_sleepy(latch))
+        return;
+    weft__sleep_slot *slot = &s->slots[index];
+    pthread_mutex_lock(&slot->lock);
+    if (!weft__latch_fall_asleep(latch)) {
+        pthread_mutex_unlock(&slot->lock);
+        return;
+    }
+    /* Relaxed: under the lock; a setter that saw SLEEPING takes the lock. */
+    atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
+    pthread_mutex_unlock(&slot->lock);
+    /* Acquire: pairs with the waker's release store of AWAKE. */
+    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP)
+        weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);
+    weft__latch_wake_up(latch);
 }
 
 void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec) {

@@ -36,7 +36,8 @@ typedef struct weft__sleep {
     _Atomic uint32_t legacy_epoch; /* A: written under legacy_lock; futex word */
     /* Set before the pool is published. */
     alignas(WEFT_CACHELINE) weft__sleep_slot *slots; /* I */
-    unsigned threads;                                /* I */
+    unsigned threads;                                /* I: workers (slots 0..threads-1) */
+    unsigned nslots;                                 /* I: workers + contexts */
     bool wake_all;                                   /* I: WEFT_WAKE_ALL */
     bool leave_fast;                                 /* I: WEFT_LEAVE_FAST */
     unsigned legacy_rounds;                          /* I: wake-all: rounds before sleepy */
@@ -57,8 +58,8 @@ struct weft__idle {
     uint64_t idle_ns;   /* this idle period's first fruitless search; 0: none */
 };
 
-WEFT_HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, bool wake_all,
-                                 bool leave_fast);
+WEFT_HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned slots,
+                                 bool wake_all, bool leave_fast);
 WEFT_HIDDEN void weft__sleep_destroy(weft__sleep *s);
 
 /* A worker starts / stops searching for work. `more`: the place it took its
@@ -102,6 +103,9 @@ static inline bool weft__sleep_wants_work(weft__sleep *s) {
 
 /* n jobs were pushed into the injector (includes the PushFence). */
 WEFT_HIDDEN void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
+
+/* A context (slot index >= threads) sleeps until its latch is set. */
+WEFT_HIDDEN void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch);
 
 /* Wake every sleeping worker (a phase's warm-up). */
 WEFT_HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);

@@ -53,12 +53,13 @@ void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft_fn 
 }
 
 int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn, void *arg,
-                        weft_priority prio) {
+                        weft_priority prio, bool detached) {
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
         return ENOMEM;
     weft__heap_job_init(h, counter, fn, arg);
-    int err = weft__pool_submit_prio(pool, &h->job, prio);
+    int err = detached ? weft__pool_submit_detached(pool, &h->job, prio)
+                       : weft__pool_submit_prio(pool, &h->job, prio);
     if (err) {
         weft__heap_job_free(h);
         weft__count_latch_decrement(counter);
@@ -72,7 +73,7 @@ int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority p
     pool = weft__pool_resolve(pool);
     if (!pool)
         return EAGAIN;
-    return weft__spawn_counted(pool, &pool->pending, fn, arg, priority);
+    return weft__spawn_counted(pool, &pool->pending, fn, arg, priority, true);
 }
 
 int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg) {

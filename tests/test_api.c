@@ -39,7 +39,7 @@ TEST(bad_input_gets_einval) {
     CHECK_EQ(weft_pool_create(&pool, &c), EINVAL);
     c = (weft_config){.wake = (weft_wake)9};
     CHECK_EQ(weft_pool_create(&pool, &c), EINVAL);
-    c = (weft_config){.contexts = 1};
+    c = (weft_config){.threads = WEFT_THREADS_MAX, .contexts = 1};
     CHECK_EQ(weft_pool_create(&pool, &c), EINVAL);
     CHECK(pool == NULL); /* untouched on error */
     CHECK_EQ(weft_pool_destroy(NULL), EINVAL);

@@ -1,0 +1,97 @@
+/* Contexts (seed 003): threads outside the pool that take part in their own
+ * work.
+ *
+ * A pool made with config.contexts = n has n context slots after its worker
+ * slots. A thread that acquires one becomes, for weft, a member of the pool
+ * without being a worker: weft_join, weft_for, weft_scope_run, weft_event_wait
+ * and weft_graph_run called on it push work on the context's deques and run
+ * that work on this thread while waiting. Workers may steal from a context
+ * (when they are idle the context shares its jobs with them, exactly as a
+ * worker does); a context never steals and never takes injected work, so a
+ * job is only ever run by its submitter or by a worker (the property seed 003
+ * wants for thread-affine resources). When every worker is busy nothing is
+ * shared and the context runs its whole workload itself without blocking.
+ * With nothing of its own left, a waiting context sleeps on its latch alone
+ * (weft__sleep_owner_wait) and is woken by the latch's setter.
+ *
+ * weft_thread_index() on a context thread is its slot, threads + i, so arrays
+ * of weft_pool_slots() entries give per-thread data that two threads never use
+ * at once. Detached work (weft_spawn) from a context goes to the injector: a
+ * context is not obliged to come back for it.
+ */
+#include <errno.h>
+
+#include "pool.h"
+
+struct weft_context {
+    weft__worker worker; /* never instantiated: a context is its worker slot */
+};
+
+int weft_context_acquire(weft_pool *pool, weft_context **context) {
+    if (!context || weft__current_worker())
+        return EINVAL; /* a worker, or a thread that already holds a context */
+    pool = weft__pool_resolve(pool);
+    if (!pool)
+        return EAGAIN;
+    for (unsigned i = pool->threads; i < pool->threads + pool->contexts; i++) {
+        weft__worker *ctx = &pool->workers[i];
+        bool free_slot = false;
+        /* Acquire: pairs with the release of the previous holder, whose use
+         * of the context's deques happens-before ours. */
+        if (atomic_compare_exchange_strong_explicit(&ctx->taken, &free_slot, true,
+                                                    memory_order_acquire, memory_order_relaxed)) {
+            ctx->prio = WEFT_PRIORITY_NORMAL;
+            weft__tls_worker = ctx;
+            *context = (weft_context *)ctx;
+            return 0;
+        }
+    }
+    return EBUSY;
+}
+
+void weft_context_release(weft_context *context) {
+    weft__worker *ctx = (weft__worker *)context;
+    if (!ctx || weft__tls_worker != ctx)
+        return;
+    /* Whatever is still queued here (jobs nobody waited for) runs now. */
+    for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
+        weft__job *job;
+        while ((job = weft__worker_pop_prio(ctx, (weft_priority)p)) != NULL)
+            weft__job_execute(job);
+    }
+    weft__tls_worker = NULL;
+    /* Release: pairs with the next acquire and with weft_pool_destroy. */
+    atomic_store_explicit(&ctx->taken, false, memory_order_release);
+}
+
+unsigned weft_pool_slots(const weft_pool *pool) {
+    const weft_pool *p = pool ? pool : weft_pool_default();
+    return p ? p->threads + p->contexts : 0;
+}
+
+/* Own jobs, high priority first; no stealing, no injector. */
+static weft__job *own_work(weft__worker *ctx, weft_priority *prio) {
+    for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
+        weft__job *job = weft__worker_pop_prio(ctx, (weft_priority)p);
+        if (job) {
+            *prio = (weft_priority)p;
+            return job;
+        }
+    }
+    return NULL;
+}
+
+void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
+    weft_priority outer = ctx->prio;
+    while (!weft__latch_probe(latch)) {
+        weft_priority prio;
+        weft__job *job = own_work(ctx, &prio);
+        if (job) {
+            ctx->prio = prio;
+            weft__job_execute(job);
+            ctx->prio = outer;
+        } else {
+            weft__sleep_owner_wait(&ctx->pool->sleep, ctx->index, latch);
+        }
+    }
+}
