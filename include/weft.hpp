@@ -1,0 +1,854 @@
+/* weft.hpp: a C++17 front end for weft, header-only, over the C API of weft.h.
+ *
+ * Lambdas instead of a function pointer plus void *:
+ *
+ *   weft::pool pool(weft::config().threads(4));
+ *   auto [x, y] = weft::join([&] { return fib(n - 1); }, [&] { return fib(n - 2); });
+ *   weft::parallel_for(pool, 0, v.size(), [&](std::size_t i) { v[i] *= 2; });
+ *   weft::scope(pool, [&](weft::scope &s) {
+ *       for (auto &node : nodes)
+ *           s.spawn([&s, &node] { visit(s, node); });
+ *   });
+ *
+ * Every function has the thread contract, the waiting behaviour and the memory
+ * effect of the C function it wraps (see weft.h); what C++ adds is written
+ * here.
+ *
+ * Costs. A callable is called through one trampoline: a function template
+ * instantiated for its type, handed to the C function with a pointer to the
+ * callable. run, join and parallel_for keep the callable where the caller put
+ * it (they return only when it has finished) and allocate nothing beyond what
+ * the C call allocates, which is nothing. spawn and scope::spawn return before
+ * the callable runs, so it must be stored until then: see scope::spawn.
+ *
+ * Errors. A C function's errno value becomes a std::system_error (generic
+ * category) thrown by the C++ call. Exceptions never unwind through weft's C
+ * frames: each trampoline catches what the callable throws, and the C++ call
+ * rethrows it once the C call has returned, that is after all the work it
+ * waits for has finished, so nothing still refers to the caller's frame.
+ * Built without exceptions (-fno-exceptions), an error calls std::abort()
+ * instead, as the standard library does.
+ *
+ * Pools. Where a pool is taken, a weft::pool, a weft_pool * or nullptr (the
+ * default pool, as NULL is in C) may be passed. Calls without a pool behave as
+ * their C function given NULL: join runs on the calling worker's pool (or the
+ * default pool outside any pool); run, parallel_for, scope and spawn use the
+ * default pool, even on a worker of another pool, so pass the pool there.
+ *
+ * Coming with their C APIs, not before: events, graphs and contexts.
+ */
+#ifndef WEFT_HPP
+#define WEFT_HPP
+
+#if __cplusplus < 201703L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201703L)
+#error "weft.hpp needs C++17 or later"
+#endif
+
+#include <atomic>
+#include <cassert>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "weft.h"
+
+#if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
+#define WEFT_HPP_EXCEPTIONS 1
+#else
+#define WEFT_HPP_EXCEPTIONS 0
+#endif
+
+namespace weft {
+
+class pool;
+
+namespace detail {
+
+/* An errno value from a C call, as an exception. */
+[[noreturn]] inline void throw_error(int err, const char *call) {
+#if WEFT_HPP_EXCEPTIONS
+    throw std::system_error(err, std::generic_category(), call);
+#else
+    std::fprintf(stderr, "weft: %s failed: error %d\n", call, err);
+    std::abort();
+#endif
+}
+
+/* Where jobs that may run in parallel leave an exception: the first one is
+ * kept. Written by jobs, read by the waiting caller after the C call
+ * returned, which makes the jobs' writes visible to it. */
+class first_error {
+  public:
+    void capture() noexcept {
+#if WEFT_HPP_EXCEPTIONS
+        /* Relaxed: the exchange only picks the one writer of error_; the C
+         * call's return orders error_ before rethrow(). */
+        if (!set_.exchange(true, std::memory_order_relaxed))
+            error_ = std::current_exception();
+#endif
+    }
+    bool failed() const noexcept {
+        return set_.load(std::memory_order_relaxed);
+    }
+    void rethrow() const {
+#if WEFT_HPP_EXCEPTIONS
+        if (error_)
+            std::rethrow_exception(error_);
+#endif
+    }
+
+  private:
+    std::atomic<bool> set_{false};
+    std::exception_ptr error_;
+};
+
+/* Call fn; an exception goes to errors instead of into weft's C frames. */
+template <class Fn> void guarded(first_error &errors, Fn &&fn) noexcept {
+#if WEFT_HPP_EXCEPTIONS
+    try {
+        std::invoke(std::forward<Fn>(fn));
+    } catch (...) {
+        errors.capture();
+    }
+#else
+    (void)errors;
+    std::invoke(std::forward<Fn>(fn));
+#endif
+}
+
+/* A callable's result, held until the caller takes it; void and references
+ * too. */
+template <class R> struct result {
+    std::optional<R> value;
+    template <class F> void run(F &&f) {
+        value.emplace(std::invoke(std::forward<F>(f)));
+    }
+    R take() {
+        return std::move(*value);
+    }
+};
+template <class R> struct result<R &> {
+    R *value = nullptr;
+    template <class F> void run(F &&f) {
+        value = &std::invoke(std::forward<F>(f));
+    }
+    R &take() {
+        return *value;
+    }
+};
+template <class R> struct result<R &&> {
+    R *value = nullptr;
+    template <class F> void run(F &&f) {
+        R &&r = std::invoke(std::forward<F>(f));
+        value = &r;
+    }
+    R &&take() {
+        return std::move(*value);
+    }
+};
+template <> struct result<void> {
+    template <class F> void run(F &&f) {
+        std::invoke(std::forward<F>(f));
+    }
+    void take() {}
+};
+
+/* A callable that lives in the caller's frame, its result and its exception:
+ * run() and join(). F is a forwarding-reference type; it is invoked once. */
+template <class F> struct call {
+    using R = std::invoke_result_t<F>;
+    std::remove_reference_t<F> *f;
+    result<R> out;
+    first_error errors;
+
+    static void trampoline(void *self) noexcept {
+        auto *c = static_cast<call *>(self);
+        guarded(c->errors, [c] { c->out.run(std::forward<F>(*c->f)); });
+    }
+    /* After the C call: the exception, else the result. */
+    decltype(auto) finish() {
+        errors.rethrow();
+        return out.take();
+    }
+};
+
+/* join's two results: a pair, std::monostate standing in for void. */
+template <class R> using or_monostate = std::conditional_t<std::is_void_v<R>, std::monostate, R>;
+template <class C> or_monostate<typename C::R> take_or_monostate(C &c) {
+    if constexpr (std::is_void_v<typename C::R>)
+        return std::monostate{};
+    else
+        return c.out.take();
+}
+
+/* Callables stored in the job's void * itself: trivially copyable, no larger
+ * and no more aligned than a pointer (a captureless lambda, a lambda that
+ * captures one pointer, std::ref(f), a function pointer). */
+template <class D>
+inline constexpr bool fits_in_arg = (std::is_trivially_copyable_v<D> &&
+                                     std::is_trivially_destructible_v<D> &&
+                                     sizeof(D) <= sizeof(void *) && alignof(D) <= alignof(void *));
+
+template <class D> struct nothrow_call : std::bool_constant<std::is_nothrow_invocable_v<D &>> {};
+template <class G>
+struct nothrow_call<std::reference_wrapper<G>>
+    : std::bool_constant<std::is_nothrow_invocable_v<G &>> {};
+
+template <class D> void *pack(const D &d) noexcept {
+    std::uintptr_t bits = 0;
+    std::memcpy(&bits, &d, sizeof(D));
+    /* weft only stores and passes the pointer; it is never dereferenced. */
+    return reinterpret_cast<void *>(bits);
+}
+
+template <class D> struct unpacked {
+    alignas(D) unsigned char bytes[sizeof(D)];
+    explicit unpacked(void *arg) noexcept {
+        std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(arg);
+        std::memcpy(bytes, &bits, sizeof(D));
+    }
+    D &get() noexcept {
+        return *std::launder(reinterpret_cast<D *>(bytes));
+    }
+};
+
+/* Trampolines for callables stored in the argument. The callable is known not
+ * to throw (or exceptions are off), so there is nothing to report. */
+template <class D> void call_unpacked(void *arg) noexcept {
+    unpacked<D> d(arg);
+    std::invoke(std::move(d.get()));
+}
+
+/* A detached callable on the heap (weft::spawn). An exception escaping it
+ * reaches this noexcept frame and calls std::terminate, as with std::thread:
+ * there is nobody to give it to. */
+template <class D> void call_boxed(void *arg) noexcept {
+    std::unique_ptr<D> d(static_cast<D *>(arg));
+    std::invoke(std::move(*d));
+}
+
+template <class I>
+inline constexpr bool is_index = std::is_integral_v<I> && !std::is_same_v<I, bool>;
+
+/* Hooks of a pool created from a weft::config; owned by the pool. */
+struct hooks {
+    std::function<void(unsigned)> on_start, on_exit;
+    static void start(unsigned worker, void *self) noexcept {
+        auto *h = static_cast<hooks *>(self);
+        if (h->on_start)
+            h->on_start(worker);
+    }
+    static void exit(unsigned worker, void *self) noexcept {
+        auto *h = static_cast<hooks *>(self);
+        if (h->on_exit)
+            h->on_exit(worker);
+    }
+};
+
+} // namespace detail
+
+/* Settings for a weft::pool: weft_config with named setters. Defaults as a
+ * zero-initialised weft_config. The hooks run on each worker (first and last
+ * thing); an exception escaping them calls std::terminate. */
+class config {
+  public:
+    config &threads(unsigned n) {
+        c_.threads = n;
+        return *this;
+    }
+    config &stack_size(std::size_t bytes) {
+        c_.stack_size = bytes;
+        return *this;
+    }
+    config &name(std::string prefix) {
+        name_ = std::move(prefix);
+        has_name_ = true;
+        return *this;
+    }
+    config &leave(weft_leave policy) {
+        c_.leave = policy;
+        return *this;
+    }
+    config &wake(weft_wake protocol) {
+        c_.wake = protocol;
+        return *this;
+    }
+    config &on_start(std::function<void(unsigned worker)> hook) {
+        on_start_ = std::move(hook);
+        return *this;
+    }
+    config &on_exit(std::function<void(unsigned worker)> hook) {
+        on_exit_ = std::move(hook);
+        return *this;
+    }
+
+  private:
+    friend class pool;
+    weft_config c_{};
+    std::string name_;
+    bool has_name_ = false;
+    std::function<void(unsigned)> on_start_, on_exit_;
+};
+
+/* A pool that this object owns: created by the constructor, destroyed (its
+ * queued and spawned work finished, its threads joined) by the destructor.
+ * Move-only; a moved-from pool owns nothing and may only be destroyed or
+ * assigned to. */
+class pool {
+  public:
+    /* weft_pool_create; throws std::system_error with its errno value
+     * (EINVAL, ENOMEM, EAGAIN). */
+    pool() : pool(config()) {}
+    explicit pool(const config &c) {
+        weft_config raw = c.c_;
+        if (c.has_name_)
+            raw.name = c.name_.c_str(); /* copied by weft_pool_create */
+        if (c.on_start_ || c.on_exit_) {
+            hooks_.reset(new detail::hooks{c.on_start_, c.on_exit_});
+            raw.on_start = detail::hooks::start;
+            raw.on_exit = detail::hooks::exit;
+            raw.user = hooks_.get();
+        }
+        create(raw);
+    }
+    /* From a C configuration, hooks and all. */
+    explicit pool(const weft_config &c) {
+        create(c);
+    }
+
+    pool(pool &&other) noexcept
+        : pool_(std::exchange(other.pool_, nullptr)), hooks_(std::move(other.hooks_)) {}
+    pool &operator=(pool &&other) noexcept {
+        if (this != &other) {
+            reset();
+            pool_ = std::exchange(other.pool_, nullptr);
+            hooks_ = std::move(other.hooks_);
+        }
+        return *this;
+    }
+    pool(const pool &) = delete;
+    pool &operator=(const pool &) = delete;
+
+    /* weft_pool_destroy. Destroying a pool from one of its own jobs is a
+     * contract violation (EDEADLK) and calls std::terminate; call destroy()
+     * to get the error as an exception instead. */
+    ~pool() {
+        reset();
+    }
+
+    /* weft_pool_destroy now: finish the pool's work, join its threads. Throws
+     * std::system_error(EDEADLK) from one of the pool's own jobs, leaving the
+     * pool intact. Afterwards the object owns nothing. */
+    void destroy() {
+        if (!pool_)
+            return;
+        int err = weft_pool_destroy(pool_);
+        if (err)
+            detail::throw_error(err, "weft_pool_destroy");
+        pool_ = nullptr;
+        hooks_.reset(); /* the workers ran on_exit before weft_pool_destroy returned */
+    }
+
+    /* The C handle, for the C API; nullptr once moved from or destroyed. */
+    weft_pool *get() const noexcept {
+        return pool_;
+    }
+    unsigned threads() const noexcept {
+        assert(pool_);
+        return weft_pool_threads(pool_);
+    }
+    /* weft_pool_stats. */
+    weft_stats stats() const noexcept {
+        assert(pool_);
+        weft_stats s;
+        weft_pool_stats(pool_, &s);
+        return s;
+    }
+
+  private:
+    void create(const weft_config &c) {
+        int err = weft_pool_create(&pool_, &c);
+        if (err)
+            detail::throw_error(err, "weft_pool_create");
+    }
+    void reset() noexcept {
+        if (pool_ && weft_pool_destroy(pool_) != 0)
+            std::terminate();
+        pool_ = nullptr;
+        hooks_.reset();
+    }
+
+    weft_pool *pool_ = nullptr;
+    std::unique_ptr<detail::hooks> hooks_;
+};
+
+/* Which pool a call uses: a weft::pool, a weft_pool *, or nullptr / nothing
+ * for the default pool. Does not own it. */
+class pool_ref {
+  public:
+    pool_ref() noexcept = default;
+    pool_ref(const pool &p) noexcept : pool_(p.get()) {
+        assert(pool_ && "weft::pool used after it was moved from or destroyed");
+    }
+    /* Exactly a weft_pool * or nullptr: a template, so that a literal 0 (an
+     * int) never converts to a pool, and parallel_for(0, n, grain, f) cannot
+     * be read as parallel_for(pool, begin, end, f). */
+    template <class P,
+              std::enable_if_t<std::is_same_v<P, weft_pool *> || std::is_same_v<P, std::nullptr_t>,
+                               int> = 0>
+    pool_ref(P p) noexcept : pool_(p) {}
+    weft_pool *get() const noexcept {
+        return pool_;
+    }
+
+  private:
+    weft_pool *pool_ = nullptr;
+};
+
+/* The process-wide default pool (weft_pool_default); throws
+ * std::system_error(EAGAIN) if it cannot be created. */
+inline weft_pool *default_pool() {
+    weft_pool *p = weft_pool_default();
+    if (!p)
+        detail::throw_error(EAGAIN, "weft_pool_default");
+    return p;
+}
+
+/* weft_thread_index: 0..threads-1 on a worker, -1 elsewhere. */
+inline int thread_index() noexcept {
+    return weft_thread_index();
+}
+
+/* weft_version: the library's "MAJOR.MINOR.PATCH". */
+inline const char *version() noexcept {
+    return weft_version();
+}
+
+/* weft_run: run f() inside the pool and wait; returns what f returns and
+ * rethrows what it throws. The callable stays in the caller's frame. */
+template <class F> decltype(auto) run(pool_ref p, F &&f) {
+    detail::call<F &&> c{&f, {}, {}};
+    weft_run(p.get(), &detail::call<F &&>::trampoline, &c);
+    return c.finish();
+}
+template <class F> decltype(auto) run(F &&f) {
+    return run(pool_ref(), std::forward<F>(f));
+}
+
+/* weft_join: run f() and g(), potentially in parallel, and wait for both.
+ * Returns void if both return void, else std::pair of their results (with
+ * std::monostate for a void one): auto [a, b] = weft::join(f, g).
+ * If either throws, the exception is rethrown once both have finished (f's if
+ * both threw). Allocates nothing: both callables stay in the caller's frame. */
+template <class F, class G> auto join(F &&f, G &&g) {
+    detail::call<F &&> a{&f, {}, {}};
+    detail::call<G &&> b{&g, {}, {}};
+    weft_join(&detail::call<F &&>::trampoline, &a, &detail::call<G &&>::trampoline, &b);
+    a.errors.rethrow();
+    b.errors.rethrow();
+    using A = typename detail::call<F &&>::R;
+    using B = typename detail::call<G &&>::R;
+    if constexpr (std::is_void_v<A> && std::is_void_v<B>)
+        return;
+    else
+        return std::pair<detail::or_monostate<A>, detail::or_monostate<B>>(
+            detail::take_or_monostate(a), detail::take_or_monostate(b));
+}
+
+namespace detail {
+
+/* parallel_for's state, in the caller's frame. f is called concurrently from
+ * several threads, through a const reference: a mutable lambda, whose calls
+ * would race on its captures, does not compile. */
+template <class I, class F> struct loop {
+    using U = std::make_unsigned_t<I>;
+    const F *f;
+    I begin;
+    first_error errors;
+
+    I index(std::size_t offset) const noexcept { /* begin + offset, modulo 2^N */
+        return static_cast<I>(static_cast<U>(static_cast<U>(begin) + static_cast<U>(offset)));
+    }
+    static void trampoline(std::size_t b, std::size_t e, void *self) noexcept {
+        auto *l = static_cast<loop *>(self);
+        if (l->errors.failed()) /* an earlier piece threw: skip the rest */
+            return;
+        guarded(l->errors, [l, b, e] {
+            if constexpr (std::is_invocable_v<const F &, I, I>) {
+                (*l->f)(l->index(b), l->index(e));
+            } else {
+                for (std::size_t i = b; i < e; i++)
+                    (*l->f)(l->index(i));
+            }
+        });
+    }
+};
+
+template <class I, class F>
+void parallel_for(weft_pool *p, I begin, I end, std::size_t grain, const F &f) {
+    static_assert(std::is_invocable_v<const F &, I, I> || std::is_invocable_v<const F &, I>,
+                  "weft::parallel_for: f must be callable as f(i) or f(begin, end), and const "
+                  "(not a mutable lambda): pieces run concurrently");
+    static_assert(sizeof(I) <= sizeof(std::size_t), "weft::parallel_for: index wider than size_t");
+    if (!(begin < end))
+        return;
+    using U = std::make_unsigned_t<I>;
+    std::size_t n = static_cast<U>(static_cast<U>(end) - static_cast<U>(begin));
+    loop<I, F> l{&f, begin, {}};
+    weft_for(p, 0, n, grain, &loop<I, F>::trampoline, &l);
+    l.errors.rethrow();
+}
+
+} // namespace detail
+
+/* weft_for over the integers [begin, end) (any integer type; the two bounds
+ * are converted to their common type I). f is called either
+ *  - per piece, as f(I b, I e) for a sub-range [b, e), if it can be called
+ *    with two indices: the loop over the piece is yours (vectorise it, keep
+ *    per-piece state); or
+ *  - per index, as f(I i), otherwise: weft loops over each piece for you.
+ * Pieces: grain 0 (the default) is adaptive, grain g > 0 makes pieces of g to
+ * 2g-1 indices (see weft_for). f runs concurrently on several threads through
+ * a const reference; it stays in the caller's frame (nothing is allocated).
+ * If f throws, pieces that have not started are skipped and the first
+ * exception is rethrown once every started piece has finished. */
+template <class B, class E, class F,
+          std::enable_if_t<detail::is_index<B> && detail::is_index<E>, int> = 0>
+void parallel_for(pool_ref p, B begin, E end, std::size_t grain, const F &f) {
+    using I = std::common_type_t<B, E>;
+    detail::parallel_for<I, F>(p.get(), static_cast<I>(begin), static_cast<I>(end), grain, f);
+}
+template <class B, class E, class F,
+          std::enable_if_t<detail::is_index<B> && detail::is_index<E>, int> = 0>
+void parallel_for(pool_ref p, B begin, E end, const F &f) {
+    parallel_for(p, begin, end, 0, f);
+}
+template <
+    class B, class E, class G, class F,
+    std::enable_if_t<detail::is_index<B> && detail::is_index<E> && detail::is_index<G>, int> = 0>
+void parallel_for(B begin, E end, G grain, const F &f) {
+    parallel_for(pool_ref(), begin, end, static_cast<std::size_t>(grain), f);
+}
+template <class B, class E, class F,
+          std::enable_if_t<detail::is_index<B> && detail::is_index<E>, int> = 0>
+void parallel_for(B begin, E end, const F &f) {
+    parallel_for(pool_ref(), begin, end, 0, f);
+}
+
+namespace detail {
+
+/* reduce's state, in the caller's frame; the C reducer's callbacks. T is
+ * trivially copyable: weft copies accumulators as bytes and never destroys
+ * them. */
+template <class I, class T, class F, class C> struct reduction {
+    using U = std::make_unsigned_t<I>;
+    const T *identity;
+    const F *f;
+    const C *combine;
+    I begin;
+    first_error errors;
+
+    I index(std::size_t offset) const noexcept {
+        return static_cast<I>(static_cast<U>(static_cast<U>(begin) + static_cast<U>(offset)));
+    }
+    static T &acc(void *p) noexcept {
+        return *std::launder(static_cast<T *>(p));
+    }
+    static void init(void *p, void *self) noexcept {
+        ::new (p) T(*static_cast<reduction *>(self)->identity);
+    }
+    static void fold(std::size_t b, std::size_t e, void *p, void *self) noexcept {
+        auto *r = static_cast<reduction *>(self);
+        if (r->errors.failed()) /* the result will not be used: skip the work */
+            return;
+        guarded(r->errors, [r, b, e, p] {
+            T &a = acc(p);
+            if constexpr (std::is_invocable_v<const F &, I, I>) {
+                a = (*r->combine)(a, (*r->f)(r->index(b), r->index(e)));
+            } else {
+                for (std::size_t i = b; i < e; i++)
+                    a = (*r->combine)(a, (*r->f)(r->index(i)));
+            }
+        });
+    }
+    static void combine_into(void *p, const void *rhs, void *self) noexcept {
+        auto *r = static_cast<reduction *>(self);
+        if (r->errors.failed())
+            return;
+        guarded(r->errors, [r, p, rhs] {
+            T &a = acc(p);
+            a = (*r->combine)(a, *std::launder(static_cast<const T *>(rhs)));
+        });
+    }
+};
+
+template <class I, class T, class F, class C>
+T reduce(weft_pool *p, I begin, I end, std::size_t grain, const T &identity, const F &f,
+         const C &combine) {
+    static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>,
+                  "weft::reduce: the accumulator type must be trivially copyable (weft copies "
+                  "accumulators as bytes)");
+    static_assert(alignof(T) <= alignof(std::max_align_t),
+                  "weft::reduce: the accumulator type is over-aligned");
+    static_assert(std::is_invocable_v<const F &, I, I> || std::is_invocable_v<const F &, I>,
+                  "weft::reduce: f must be callable as f(i) or f(begin, end), and const");
+    static_assert(sizeof(I) <= sizeof(std::size_t), "weft::reduce: index wider than size_t");
+    using U = std::make_unsigned_t<I>;
+    std::size_t n =
+        begin < end ? static_cast<U>(static_cast<U>(end) - static_cast<U>(begin)) : std::size_t{0};
+    using R = reduction<I, T, F, C>;
+    R r{&identity, &f, &combine, begin, {}};
+    weft_reducer reducer{sizeof(T), &R::init, &R::fold, &R::combine_into, &r};
+    T result = identity;
+    int err = weft_reduce(p, 0, n, grain, &reducer, &result);
+    r.errors.rethrow();
+    if (err)
+        throw_error(err, "weft_reduce");
+    return result;
+}
+
+/* broadcast's state, in the caller's frame. */
+template <class F> struct broadcast_call {
+    const F *f;
+    first_error errors;
+    static void trampoline(unsigned index, void *self) noexcept {
+        auto *b = static_cast<broadcast_call *>(self);
+        guarded(b->errors, [b, index] { (*b->f)(index); });
+    }
+};
+
+} // namespace detail
+
+/* weft_reduce over the integers [begin, end): combines, in index order,
+ * identity with f's results, and returns the total:
+ *
+ *   double sum = weft::reduce(pool, 0, v.size(), 0.0,
+ *                             [&](std::size_t i) { return v[i]; }, std::plus<>());
+ *
+ * f is called per index, f(I i), or per piece, f(I b, I e) returning the
+ * piece's partial result, chosen as in parallel_for. combine(a, b) returns
+ * the combination of a (lower indices) and b: associative, not necessarily
+ * commutative. T must be trivially copyable (weft copies accumulators as
+ * bytes). With grain > 0 the grouping of every combine depends only on
+ * begin, end and grain, so a floating-point sum has the same bits on every
+ * run and thread count. f and combine run concurrently, through const
+ * references, and stay in the caller's frame. If one throws, the remaining
+ * work is skipped and the first exception rethrown; std::system_error(ENOMEM)
+ * if weft could not allocate an accumulator (only those above 256 bytes are
+ * allocated). */
+template <class B, class E, class T, class F, class C,
+          std::enable_if_t<detail::is_index<B> && detail::is_index<E>, int> = 0>
+T reduce(pool_ref p, B begin, E end, std::size_t grain, const T &identity, const F &f,
+         const C &combine) {
+    using I = std::common_type_t<B, E>;
+    return detail::reduce<I, T, F, C>(p.get(), static_cast<I>(begin), static_cast<I>(end), grain,
+                                      identity, f, combine);
+}
+template <class B, class E, class T, class F, class C,
+          std::enable_if_t<detail::is_index<B> && detail::is_index<E>, int> = 0>
+T reduce(pool_ref p, B begin, E end, const T &identity, const F &f, const C &combine) {
+    return reduce(p, begin, end, 0, identity, f, combine);
+}
+template <
+    class B, class E, class G, class T, class F, class C,
+    std::enable_if_t<detail::is_index<B> && detail::is_index<E> && detail::is_index<G>, int> = 0>
+T reduce(B begin, E end, G grain, const T &identity, const F &f, const C &combine) {
+    return reduce(pool_ref(), begin, end, static_cast<std::size_t>(grain), identity, f, combine);
+}
+template <class B, class E, class T, class F, class C,
+          std::enable_if_t<detail::is_index<B> && detail::is_index<E>, int> = 0>
+T reduce(B begin, E end, const T &identity, const F &f, const C &combine) {
+    return reduce(pool_ref(), begin, end, 0, identity, f, combine);
+}
+
+/* weft_broadcast: call f(index) once on every worker of the pool, index
+ * being the worker's weft_thread_index(), and return when all have run.
+ * f runs concurrently through a const reference, in the caller's frame; the
+ * first exception is rethrown after every worker's call has finished. */
+template <class F> void broadcast(pool_ref p, const F &f) {
+    static_assert(std::is_invocable_v<const F &, unsigned>,
+                  "weft::broadcast: f must be callable as f(unsigned index), and const");
+    detail::broadcast_call<F> b{&f, {}};
+    weft_broadcast(p.get(), &detail::broadcast_call<F>::trampoline, &b);
+    b.errors.rethrow();
+}
+
+/* A parallel phase while the object lives (weft_phase_begin in the
+ * constructor, weft_phase_end in the destructor or end()):
+ *
+ *   {
+ *       weft::phase warm(pool); // wakes the workers now; they stay available
+ *       for (auto &frame : frames)
+ *           weft::parallel_for(pool, 0, frame.size(), [&](std::size_t i) { ... });
+ *   } // the phase ends; idle workers return to the leave policy
+ *
+ * The pool is required (nullptr: the default pool), so that
+ * `weft::phase(pool);` cannot silently declare a variable named pool. Give the
+ * object a name: a temporary would end the phase at once. Move-only. */
+class phase {
+  public:
+    /* fast_leave: what the destructor passes to weft_phase_end. */
+    explicit phase(pool_ref p, bool fast_leave = false) noexcept
+        : pool_(p.get()), fast_leave_(fast_leave), active_(true) {
+        weft_phase_begin(pool_);
+    }
+    phase(phase &&other) noexcept
+        : pool_(other.pool_), fast_leave_(other.fast_leave_),
+          active_(std::exchange(other.active_, false)) {}
+    phase &operator=(phase &&) = delete;
+    phase(const phase &) = delete;
+    phase &operator=(const phase &) = delete;
+    ~phase() {
+        end(fast_leave_);
+    }
+
+    /* End the phase now (once; later calls and the destructor do nothing).
+     * fast_leave: idle workers sleep at once until new work arrives. */
+    void end(bool fast_leave = false) noexcept {
+        if (active_) {
+            active_ = false;
+            weft_phase_end(pool_, fast_leave);
+        }
+    }
+
+  private:
+    weft_pool *pool_;
+    bool fast_leave_;
+    bool active_;
+};
+
+/* weft_scope_run with a lambda body:
+ *
+ *   weft::scope(pool, [&](weft::scope &s) { s.spawn([&] { ... }); });
+ *
+ * Constructing a scope runs body(*this) inside the pool and returns when the
+ * body and every job spawned in the scope (transitively) have finished; the
+ * scope object is the handle the body and its jobs spawn with. Use it as an
+ * expression, as above. If the body or any job throws, the other jobs still
+ * run to the end, and then the first exception is rethrown. */
+class scope {
+  public:
+    template <class Body, std::enable_if_t<std::is_invocable_v<Body &, scope &>, int> = 0>
+    scope(pool_ref p, Body &&body) {
+        start<Body>(p, body);
+    }
+    template <class Body, std::enable_if_t<std::is_invocable_v<Body &, scope &>, int> = 0>
+    explicit scope(Body &&body) {
+        start<Body>(pool_ref(), body);
+    }
+    scope(const scope &) = delete;
+    scope &operator=(const scope &) = delete;
+
+    /* weft_scope_spawn: queue f() as a job of this scope. The body and the
+     * scope's jobs may call it, from any thread, while the scope runs.
+     *
+     * f is moved (or copied) into storage that lives until the job has run:
+     *  - if f is trivially copyable, pointer-sized, and cannot throw (a
+     *    captureless noexcept lambda, [p]() noexcept {...}, std::ref(g) with
+     *    a noexcept g), it is stored in the C job's void * argument: nothing
+     *    is allocated beyond the C job, which comes from a free list;
+     *  - otherwise it goes, with a pointer back to the scope for its
+     *    exception, into one operator new block, freed by the job after f
+     *    returned. To spawn a large callable without allocating, keep it in a
+     *    frame that outlives the scope (the caller of weft::scope, not the
+     *    body, whose frame ends before the jobs do) and spawn std::ref of it;
+     *    its call must be noexcept.
+     * Throws std::bad_alloc, or std::system_error(ENOMEM) from
+     * weft_scope_spawn; either way nothing was queued. */
+    template <class F> void spawn(F &&f) {
+        using D = std::decay_t<F>;
+        static_assert(std::is_invocable_v<D>, "weft::scope::spawn: f must be callable as f()");
+        if constexpr (detail::fits_in_arg<D> &&
+                      (detail::nothrow_call<D>::value || !WEFT_HPP_EXCEPTIONS)) {
+            D d(std::forward<F>(f));
+            int err = weft_scope_spawn(scope_, &detail::call_unpacked<D>, detail::pack(d));
+            if (err)
+                detail::throw_error(err, "weft_scope_spawn");
+        } else {
+            std::unique_ptr<job<D>> j(new job<D>{this, D(std::forward<F>(f))});
+            int err = weft_scope_spawn(scope_, &job<D>::trampoline, j.get());
+            if (err)
+                detail::throw_error(err, "weft_scope_spawn");
+            j.release(); /* the job frees it */
+        }
+    }
+
+    /* The C handle, for weft_scope_spawn with a C function. */
+    weft_scope *get() const noexcept {
+        return scope_;
+    }
+
+  private:
+    template <class D> struct job {
+        scope *owner;
+        D fn;
+        static void trampoline(void *arg) noexcept {
+            std::unique_ptr<job> j(static_cast<job *>(arg));
+            detail::guarded(j->owner->errors_, std::move(j->fn));
+            /* j and the callable are destroyed here, before the scope can end. */
+        }
+    };
+
+    template <class Body> struct start_args {
+        scope *self;
+        std::remove_reference_t<Body> *body;
+        static void trampoline(weft_scope *s, void *arg) noexcept {
+            auto *a = static_cast<start_args *>(arg);
+            a->self->scope_ = s;
+            detail::guarded(a->self->errors_, [a] { std::invoke(*a->body, *a->self); });
+        }
+    };
+    template <class Body> void start(pool_ref p, std::remove_reference_t<Body> &body) {
+        start_args<Body> a{this, &body};
+        weft_scope_run(p.get(), &start_args<Body>::trampoline, &a);
+        scope_ = nullptr;
+        errors_.rethrow();
+    }
+
+    weft_scope *scope_ = nullptr;
+    detail::first_error errors_;
+};
+
+/* weft_spawn: queue f() as a detached job of the pool (default: the default
+ * pool); the pool's destruction waits for it. Storage as scope::spawn: in the
+ * C job's argument when f is trivially copyable and pointer-sized, else one
+ * operator new block freed after f returned. A detached job has nobody to
+ * report to: an exception escaping f calls std::terminate (as std::thread).
+ * Throws std::bad_alloc, or std::system_error with weft_spawn's errno value
+ * (ENOMEM, EAGAIN); either way nothing was queued. */
+template <class F> void spawn(pool_ref p, F &&f) {
+    using D = std::decay_t<F>;
+    static_assert(std::is_invocable_v<D>, "weft::spawn: f must be callable as f()");
+    if constexpr (detail::fits_in_arg<D>) {
+        D d(std::forward<F>(f));
+        int err = weft_spawn(p.get(), &detail::call_unpacked<D>, detail::pack(d));
+        if (err)
+            detail::throw_error(err, "weft_spawn");
+    } else {
+        std::unique_ptr<D> d(new D(std::forward<F>(f)));
+        int err = weft_spawn(p.get(), &detail::call_boxed<D>, d.get());
+        if (err)
+            detail::throw_error(err, "weft_spawn");
+        d.release(); /* the job frees it */
+    }
+}
+template <class F> void spawn(F &&f) {
+    spawn(pool_ref(), std::forward<F>(f));
+}
+
+} // namespace weft
+
+#endif /* WEFT_HPP */

@@ -1,0 +1,541 @@
+/* weft.hpp: every wrapper does what its C function does, results and
+ * exceptions come back to the caller, pools are RAII and move-only, and run,
+ * join, parallel_for and small noexcept spawns allocate nothing. Built with
+ * g++ and clang++, and with -fno-exceptions (the exception cases drop out). */
+#include <weft.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "harness.hpp"
+
+/* Every operator new in the process is counted: weft's C code uses malloc,
+ * so this sees exactly what weft.hpp (and the test) allocate. Not under
+ * clang's TSan, whose runtime defines operator new and delete itself. */
+static std::atomic<long> allocations{0};
+
+#if defined(WEFT_TSAN)
+#define COUNTS_ALLOCATIONS 0
+#else
+#define COUNTS_ALLOCATIONS 1
+void *operator new(std::size_t n) {
+    allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void *p = std::malloc(n ? n : 1))
+        return p;
+#if WEFT_HPP_EXCEPTIONS
+    throw std::bad_alloc();
+#else
+    std::abort();
+#endif
+}
+void operator delete(void *p) noexcept {
+    std::free(p);
+}
+void operator delete(void *p, std::size_t) noexcept {
+    std::free(p);
+}
+#endif
+
+static weft::config threads(unsigned n) {
+    return weft::config().threads(n);
+}
+
+TEST(version_and_thread_index) {
+    CHECK(std::strcmp(weft::version(), weft_version()) == 0);
+    CHECK_EQ(weft::thread_index(), -1);
+    weft::pool p(threads(2));
+    int inside = weft::run(p, [] { return weft::thread_index(); });
+    CHECK(inside == 0 || inside == 1);
+}
+
+TEST(pool_is_raii_and_move_only) {
+    static_assert(!std::is_copy_constructible_v<weft::pool>);
+    static_assert(!std::is_copy_assignable_v<weft::pool>);
+    static_assert(std::is_nothrow_move_constructible_v<weft::pool>);
+    static_assert(std::is_nothrow_move_assignable_v<weft::pool>);
+    std::atomic<int> started{0}, exited{0};
+    {
+        weft::pool a(threads(3)
+                         .name("cpp")
+                         .on_start([&](unsigned) { started.fetch_add(1); })
+                         .on_exit([&](unsigned) { exited.fetch_add(1); }));
+        CHECK_EQ(a.threads(), 3);
+        weft_pool *raw = a.get();
+        weft::pool b(std::move(a));
+        CHECK(a.get() == nullptr);
+        CHECK(b.get() == raw);
+        weft::pool c(threads(1));
+        c = std::move(b); /* destroys c's own pool, takes a's */
+        CHECK(c.get() == raw);
+        CHECK_EQ(c.threads(), 3);
+        CHECK(weft::run(c, [] { return weft::thread_index(); }) >= 0);
+    }
+    CHECK_EQ(started.load(), 3);
+    CHECK_EQ(exited.load(), 3);
+
+    weft::pool d(threads(2));
+    d.destroy();
+    CHECK(d.get() == nullptr);
+    d.destroy(); /* owns nothing: nothing to do */
+
+    weft_config raw{};
+    raw.threads = 2;
+    weft::pool e(raw);
+    CHECK_EQ(e.threads(), 2);
+}
+
+#if WEFT_HPP_EXCEPTIONS
+TEST(errors_become_system_errors) {
+    try {
+        weft::pool p(weft::config().stack_size(4096));
+        CHECK(false);
+    } catch (const std::system_error &e) {
+        CHECK(e.code() == std::errc::invalid_argument);
+        CHECK(e.code().category() == std::generic_category());
+    }
+    weft_config bad{};
+    bad.threads = WEFT_THREADS_MAX + 1;
+    try {
+        weft::pool p(bad);
+        CHECK(false);
+    } catch (const std::system_error &e) {
+        CHECK_EQ(e.code().value(), EINVAL);
+    }
+    /* weft_pool_destroy from the pool's own job: EDEADLK, pool intact. */
+    weft::pool p(threads(2));
+    int code = 0;
+    weft::run(p, [&] {
+        try {
+            p.destroy();
+        } catch (const std::system_error &e) {
+            code = e.code().value();
+        }
+    });
+    CHECK_EQ(code, EDEADLK);
+    CHECK(p.get() != nullptr);
+    CHECK_EQ(weft::run(p, [] { return 5; }), 5);
+}
+#endif
+
+TEST(run_returns_what_f_returns) {
+    weft::pool p(threads(2));
+    int x = 0;
+    int &r = weft::run(p, [&]() -> int & { return x; });
+    CHECK(&r == &x);
+    std::string s = weft::run(p, [] { return std::string("hello from a worker"); });
+    CHECK(s == "hello from a worker");
+    std::unique_ptr<int> u = weft::run(p, [] { return std::make_unique<int>(7); });
+    CHECK_EQ(*u, 7);
+    bool ran = false;
+    weft::run(p, [&] { ran = weft::thread_index() >= 0; });
+    CHECK(ran);
+    CHECK_EQ(weft::run([] { return 42; }), 42); /* the default pool */
+    CHECK_EQ(weft::run(nullptr, [] { return 43; }), 43);
+    CHECK_EQ(weft::run(p.get(), [] { return 44; }), 44);
+}
+
+static long fib(int n) {
+    if (n < 12) {
+        long a = 0, b = 1;
+        for (int i = 0; i < n; i++)
+            b = std::exchange(a, b) + b;
+        return a;
+    }
+    auto [x, y] = weft::join([n] { return fib(n - 1); }, [n] { return fib(n - 2); });
+    return x + y;
+}
+
+TEST(join_returns_both_results) {
+    weft::pool p(threads(4));
+    CHECK_EQ(weft::run(p, [] { return fib(27); }), 196418);
+    CHECK_EQ(fib(20), 6765); /* outside any pool: on the default pool */
+
+    auto [i, s] = weft::join([] { return 1; }, [] { return std::string("two"); });
+    CHECK_EQ(i, 1);
+    CHECK(s == "two");
+    int a = 0, b = 0;
+    weft::join([&] { a = 1; }, [&] { b = 2; });
+    CHECK_EQ(a + b, 3);
+    auto [v, n] = weft::join([&] { a = 10; }, [] { return 5; });
+    static_assert(std::is_same_v<decltype(v), std::monostate>);
+    CHECK_EQ(a + n, 15);
+}
+
+#if WEFT_HPP_EXCEPTIONS
+TEST(join_rethrows_after_both_finished) {
+    weft::pool p(threads(2));
+    weft::run(p, [] {
+        std::atomic<bool> g_done{false};
+        try {
+            weft::join([]() -> int { throw std::runtime_error("f"); },
+                       [&] {
+                           std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                           g_done.store(true);
+                           return 2;
+                       });
+            CHECK(false);
+        } catch (const std::runtime_error &e) {
+            CHECK(std::strcmp(e.what(), "f") == 0);
+            CHECK(g_done.load()); /* g's frame use was over before the throw */
+        }
+        try { /* both throw: f's exception wins */
+            weft::join([] { throw std::runtime_error("f"); }, [] { throw std::logic_error("g"); });
+            CHECK(false);
+        } catch (const std::runtime_error &e) {
+            CHECK(std::strcmp(e.what(), "f") == 0);
+        }
+    });
+    try {
+        weft::run(p, [] { throw std::out_of_range("from a worker"); });
+        CHECK(false);
+    } catch (const std::out_of_range &e) {
+        CHECK(std::strcmp(e.what(), "from a worker") == 0);
+    }
+}
+#endif
+
+TEST(parallel_for_calls_each_index_once) {
+    weft::pool p(threads(4));
+    std::vector<std::atomic<int>> hits(2000);
+    weft::parallel_for(p, -500, 1500, [&](int i) { hits[static_cast<std::size_t>(i + 500)]++; });
+    for (auto &h : hits)
+        CHECK_EQ(h.load(), 1);
+    std::vector<int> v(3000, 1);
+    weft::parallel_for(p, 0, v.size(), 7, [&](std::size_t i) { v[i] += static_cast<int>(i); });
+    for (std::size_t i = 0; i < v.size(); i++)
+        CHECK_EQ(v[i], 1 + static_cast<long long>(i));
+    weft::parallel_for(0, v.size(), [&](std::size_t i) { v[i] = 0; }); /* the default pool */
+    CHECK(std::all_of(v.begin(), v.end(), [](int x) { return x == 0; }));
+
+    std::atomic<int> calls{0};
+    weft::parallel_for(p, 5, 5, [&](int) { calls++; });
+    weft::parallel_for(p, 9, 3, [&](int) { calls++; });
+    weft::parallel_for(p, std::int64_t{-3}, std::int64_t{-3}, [&](std::int64_t) { calls++; });
+    CHECK_EQ(calls.load(), 0);
+    weft::parallel_for(nullptr, std::int64_t{-3}, std::int64_t{5}, [&](std::int64_t) { calls++; });
+    CHECK_EQ(calls.load(), 8);
+}
+
+struct piece {
+    long begin, end;
+};
+
+/* The pieces a per-range parallel_for was called with, sorted. */
+template <class Run> static std::vector<piece> pieces(Run run) {
+    std::mutex m;
+    std::vector<piece> out;
+    run([&](long b, long e) {
+        std::lock_guard<std::mutex> lock(m);
+        out.push_back({b, e});
+    });
+    std::sort(out.begin(), out.end(), [](piece x, piece y) { return x.begin < y.begin; });
+    return out;
+}
+
+TEST(parallel_for_per_range_with_grain) {
+    weft::pool p(threads(4));
+    auto ps = pieces([&](auto f) { weft::parallel_for(p, 100L, 1100L, 10, f); });
+    long next = 100;
+    for (piece x : ps) {
+        CHECK_EQ(x.begin, next);
+        CHECK(x.end - x.begin >= 10 && x.end - x.begin < 20);
+        next = x.end;
+    }
+    CHECK_EQ(next, 1100);
+    /* A literal 0 first is a begin, not a null pool: grain 10 applies. */
+    static_assert(!std::is_convertible_v<int, weft::pool_ref>);
+    static_assert(std::is_convertible_v<std::nullptr_t, weft::pool_ref>);
+    std::atomic<int> short_pieces{0}, covered{0};
+    weft::parallel_for(0, 100, 10, [&](int b, int e) {
+        short_pieces += e - b < 10;
+        covered += e - b;
+    });
+    CHECK_EQ(short_pieces.load(), 0);
+    CHECK_EQ(covered.load(), 100);
+    /* Adaptive: still an exact cover. */
+    ps = pieces([&](auto f) { weft::parallel_for(p, -50L, 50L, f); });
+    next = -50;
+    for (piece x : ps) {
+        CHECK_EQ(x.begin, next);
+        CHECK(x.end > x.begin);
+        next = x.end;
+    }
+    CHECK_EQ(next, 50);
+}
+
+#if WEFT_HPP_EXCEPTIONS
+TEST(parallel_for_rethrows_and_skips_the_rest) {
+    weft::pool p(threads(2));
+    std::atomic<long> calls{0};
+    try {
+        weft::parallel_for(p, 0, 100000, 1, [&](int i) {
+            calls++;
+            if (i == 0)
+                throw std::out_of_range("index 0");
+        });
+        CHECK(false);
+    } catch (const std::out_of_range &e) {
+        CHECK(std::strcmp(e.what(), "index 0") == 0);
+    }
+    CHECK(calls.load() < 100000);
+}
+#endif
+
+/* A tree of depth d with fan-out 3, spawned node by node into one scope. */
+static void grow(weft::scope &s, std::atomic<long> &nodes, int depth) {
+    nodes++;
+    if (depth == 0)
+        return;
+    for (int i = 0; i < 3; i++)
+        s.spawn([&s, &nodes, depth] { grow(s, nodes, depth - 1); });
+}
+
+TEST(scope_waits_for_every_job) {
+    weft::pool p(threads(4));
+    std::atomic<long> nodes{0};
+    weft::scope(p, [&](weft::scope &s) { grow(s, nodes, 7); });
+    CHECK_EQ(nodes.load(), (2187 * 3 - 1) / 2); /* 1 + 3 + ... + 3^7 */
+
+    nodes = 0; /* the default pool, and spawns of every storage kind */
+    auto big = std::make_shared<std::vector<long>>(100, 1);
+    /* Outlives the scope (the body's own frame would not: it ends first). */
+    auto task = [&nodes]() noexcept { nodes.fetch_add(10); };
+    weft::scope([&](weft::scope &s) {
+        s.spawn([n = &nodes]() noexcept { n->fetch_add(1); }); /* in the job's argument */
+        s.spawn([&nodes, big] { nodes += big->at(99) + 1; });  /* on the heap */
+        s.spawn(std::ref(task));                               /* by reference */
+        weft_scope_spawn(
+            s.get(), [](void *arg) { static_cast<std::atomic<long> *>(arg)->fetch_add(100); },
+            &nodes);
+    });
+    CHECK_EQ(nodes.load(), 1 + 2 + 10 + 100);
+    CHECK_EQ(big.use_count(), 1); /* the heap job's copy was destroyed */
+}
+
+#if WEFT_HPP_EXCEPTIONS
+TEST(scope_rethrows_after_all_jobs) {
+    weft::pool p(threads(4));
+    std::atomic<int> ran{0};
+    try {
+        weft::scope(p, [&](weft::scope &s) {
+            for (int i = 0; i < 50; i++)
+                s.spawn([&ran, i] {
+                    std::this_thread::sleep_for(std::chrono::microseconds(200));
+                    ran++;
+                    if (i == 7)
+                        throw std::logic_error("job 7");
+                });
+        });
+        CHECK(false);
+    } catch (const std::logic_error &e) {
+        CHECK(std::strcmp(e.what(), "job 7") == 0);
+        CHECK_EQ(ran.load(), 50);
+    }
+    ran = 0;
+    try {
+        weft::scope(p, [&](weft::scope &s) {
+            for (int i = 0; i < 10; i++)
+                s.spawn([&ran] {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                    ran++;
+                });
+            throw std::runtime_error("body");
+        });
+        CHECK(false);
+    } catch (const std::runtime_error &e) {
+        CHECK(std::strcmp(e.what(), "body") == 0);
+        CHECK_EQ(ran.load(), 10);
+    }
+}
+#endif
+
+TEST(spawn_runs_detached_jobs_before_the_pool_goes) {
+    std::atomic<long> sum{0};
+    {
+        weft::pool p(threads(3));
+        for (long i = 1; i <= 100; i++)
+            weft::spawn(p, [&sum, i] { sum += i; });
+        std::string text(100, 'x');
+        weft::spawn(p, [&sum, text] { sum += static_cast<long>(text.size()); });
+        weft::spawn(p, [s = &sum] { s->fetch_add(1); });
+        weft::run(p, [&] { weft::spawn(p, [&sum] { sum += 1000; }); }); /* from a worker */
+    }
+    CHECK_EQ(sum.load(), 5050 + 100 + 1 + 1000);
+
+    std::atomic<bool> done{false};
+    weft::spawn([&done] { done.store(true); }); /* the default pool */
+    for (int i = 0; i < 5000 && !done.load(); i++)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK(done.load());
+}
+
+TEST(small_noexcept_work_allocates_nothing) {
+    if (!COUNTS_ALLOCATIONS) {
+        std::fprintf(stderr, "skipped: operator new is TSan's here, it cannot be counted\n");
+        return;
+    }
+    weft::pool p(threads(2));
+    std::atomic<long> count{0};
+    auto task = [&count]() noexcept { count.fetch_add(1, std::memory_order_relaxed); };
+    long before = allocations.load();
+    weft::run(p, [&] {
+        auto [a, b] = weft::join([] { return 1; }, [&] { return weft::run(p, [] { return 2; }); });
+        count += a + b;
+        weft::parallel_for(p, 0, 1000, [&](int) { task(); });
+        weft::parallel_for(p, 0, 1000, 16, [&](int lo, int hi) { count += hi - lo; });
+        weft::scope(p, [&](weft::scope &s) {
+            for (int i = 0; i < 100; i++)
+                s.spawn(std::ref(task));
+            s.spawn([c = &count]() noexcept { c->fetch_add(1); });
+            s.spawn([]() noexcept {});
+        });
+    });
+    CHECK_EQ(allocations.load() - before, 0);
+    CHECK_EQ(count.load(), 3 + 1000 + 1000 + 100 + 1);
+
+    /* A callable that does not fit (or may throw): one block per spawn. */
+    before = allocations.load();
+    weft::scope(p, [&](weft::scope &s) {
+        for (int i = 0; i < 10; i++)
+            s.spawn([&count, i] { count += i; });
+    });
+    CHECK_EQ(allocations.load() - before, 10);
+}
+
+TEST(nests_with_the_c_api) {
+    weft::pool p(threads(4));
+    std::atomic<long> total{0};
+    weft::scope(p, [&](weft::scope &s) {
+        for (int k = 0; k < 4; k++)
+            s.spawn([&p, &total] {
+                weft::parallel_for(p, 0, 100, [&](int i) {
+                    auto [x, y] = weft::join([i] { return i; }, [i] { return i; });
+                    total += x + y;
+                });
+            });
+    });
+    CHECK_EQ(total.load(), 4 * 2 * 4950);
+    weft_stats st = p.stats();
+    CHECK(st.jobs >= 4);
+}
+
+/* A segment of indices: combining two is only valid in index order, so a
+ * combine out of order (or a commutative assumption) is caught. */
+struct segment {
+    long first, last, count; /* count 0: the identity */
+};
+
+static segment concat(const segment &a, const segment &b) {
+    if (a.count == 0)
+        return b;
+    if (b.count == 0)
+        return a;
+    CHECK_EQ(a.last + 1, b.first);
+    return {a.first, b.last, a.count + b.count};
+}
+
+TEST(reduce_combines_in_index_order) {
+    weft::pool p(threads(4));
+    long sum = weft::reduce(
+        p, 1, 1001, 0L, [](int i) { return long{i}; }, std::plus<>());
+    CHECK_EQ(sum, 500500);
+    sum = weft::reduce(
+        p, -100L, 100L, 7, 0L,
+        [](long b, long e) {
+            long s = 0;
+            for (long i = b; i < e; i++)
+                s += i;
+            return s;
+        },
+        std::plus<>());
+    CHECK_EQ(sum, -100);
+    segment all = weft::reduce(
+        p, std::size_t{0}, std::size_t{10000}, 3, segment{0, 0, 0},
+        [](std::size_t i) {
+            return segment{long(i), long(i), 1};
+        },
+        concat);
+    CHECK_EQ(all.first, 0);
+    CHECK_EQ(all.last, 9999);
+    CHECK_EQ(all.count, 10000);
+    /* Empty: the identity. The default pool, with and without a grain. */
+    CHECK_EQ(weft::reduce(
+                 5, 5, 42L, [](int) { return 1L; }, std::plus<>()),
+             42);
+    CHECK_EQ(weft::reduce(
+                 0, 100, 8, 0L, [](int i) { return long{i}; }, std::plus<>()),
+             4950);
+}
+
+TEST(reduce_with_a_grain_is_deterministic) {
+    auto sum = [](unsigned n) {
+        weft::pool p(threads(n));
+        return weft::reduce(
+            p, 0, 100000, 64, 0.0f, [](int i) { return 1.0f / static_cast<float>(i + 1); },
+            std::plus<>());
+    };
+    float one = sum(1), two = sum(2), five = sum(5);
+    CHECK(std::memcmp(&one, &two, sizeof one) == 0);
+    CHECK(std::memcmp(&one, &five, sizeof one) == 0);
+}
+
+#if WEFT_HPP_EXCEPTIONS
+TEST(reduce_and_broadcast_rethrow) {
+    weft::pool p(threads(3));
+    try {
+        weft::reduce(
+            p, 0, 1000, 10, 0,
+            [](int i) -> int {
+                if (i == 500)
+                    throw std::range_error("500");
+                return i;
+            },
+            std::plus<>());
+        CHECK(false);
+    } catch (const std::range_error &e) {
+        CHECK(std::strcmp(e.what(), "500") == 0);
+    }
+    try {
+        weft::broadcast(p, [](unsigned index) {
+            if (index == 1)
+                throw std::runtime_error("worker 1");
+        });
+        CHECK(false);
+    } catch (const std::runtime_error &e) {
+        CHECK(std::strcmp(e.what(), "worker 1") == 0);
+    }
+}
+#endif
+
+TEST(broadcast_runs_once_per_worker) {
+    weft::pool p(threads(3));
+    std::atomic<int> runs[3] = {};
+    weft::broadcast(p, [&](unsigned index) {
+        CHECK_EQ(weft::thread_index(), index);
+        runs[index]++;
+    });
+    for (auto &r : runs)
+        CHECK_EQ(r.load(), 1);
+}
+
+TEST(phase_begins_and_ends) {
+    weft::pool p(threads(2));
+    {
+        weft::phase warm(p);
+        CHECK_EQ(weft::run(p, [] { return 7; }), 7);
+        weft::phase moved(std::move(warm)); /* one phase, ended once */
+        moved.end(true);
+        moved.end(); /* already ended: nothing */
+    }
+    weft::phase nested_outer(p), nested_inner(p, true);
+    weft::parallel_for(p, 0, 100, [](int) {});
+    weft::phase on_default(nullptr);
+}
