@@ -6,13 +6,14 @@
 #   make format      clang-format every C file; make format-check verifies
 #   make install     build and install into $(PREFIX) (default /usr/local):
 #                    headers, libweft.so and libweft.a, weft.pc, CMake package
+#   make examples    build examples/ (each also runs in the test suite)
 JOBS ?= 2
 CMAKE ?= cmake
 TSAN_CC ?= clang
 PREFIX ?= /usr/local
 
 .PHONY: all test test-release test-asan test-tsan bench bench-smoke format format-check clean \
-	install
+	install examples
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -47,6 +48,10 @@ bench-smoke:
 
 install: all
 	$(CMAKE) --install build/release --prefix $(PREFIX)
+
+examples:
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(CMAKE) --build build/release -j$(JOBS) --target examples
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
 
