@@ -171,6 +171,22 @@ typedef struct weft_stats {
  * measurable on fib with a join at every node (docs/performance.md). */
 WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
 
+/* Timeline tracing. weft_trace_start makes pool (NULL: the default pool)
+ * record, per worker, when it runs jobs, searches and sleeps, and who woke
+ * whom; weft_trace_stop writes it to path as Chrome trace-event JSON (open it
+ * in Perfetto or chrome://tracing; tools/trace2svg.py draws an SVG): one
+ * track per worker with non-overlapping "running", "searching" and
+ * "sleeping" slices and wake-ups as flow arrows. With WEFT_TRACE=path in the
+ * environment every pool traces from creation to destruction (the default
+ * pool until exit). Recording costs workers one flag load per state change
+ * when off. Any thread; stop waits until every worker has handed its events
+ * over (between two jobs), so call it outside the pool's jobs.
+ * weft_trace_start returns 0, EINVAL (path NULL), EBUSY (already tracing),
+ * ENOMEM or EAGAIN (no default pool). weft_trace_stop returns 0, EINVAL (not
+ * tracing), or the errno of creating or writing the file. */
+WEFT_API int weft_trace_start(weft_pool *pool, const char *path);
+WEFT_API int weft_trace_stop(weft_pool *pool);
+
 /* The calling thread's index in its pool: 0..threads-1 on a worker,
  * threads + i on a thread holding context i, -1 on any other thread. Any
  * thread. */

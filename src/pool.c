@@ -106,6 +106,8 @@ static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
 void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     weft__sleep *s = &w->pool->sleep;
     weft__idle idle;
+    const _Atomic bool *tracing = &w->pool->trace.on;
+    weft__trace(tracing, &w->stats.trace, WEFT_TRACE_SEARCH, 0);
     weft__sleep_start_looking(s, &idle, w->index, &w->stats);
     weft_priority outer = w->prio;
     while (!weft__latch_probe(latch)) {
@@ -115,15 +117,18 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
         if (job) {
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
+            weft__trace(tracing, &w->stats.trace, WEFT_TRACE_RUN, 0);
             w->prio = prio; /* what it forks inherits its priority */
             weft__job_execute(job);
             w->prio = outer;
+            weft__trace(tracing, &w->stats.trace, WEFT_TRACE_SEARCH, 0);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
         } else {
             weft__sleep_no_work_found(s, &idle, latch);
         }
     }
     weft__sleep_work_found(s, &idle, false);
+    weft__trace(tracing, &w->stats.trace, WEFT_TRACE_RUN, 0); /* back to the waiting job */
 }
 
 /* ---- Submitting ---------------------------------------------------------- */
@@ -199,6 +204,7 @@ static void *worker_main(void *arg) {
     if (pool->on_exit)
         pool->on_exit(w->index, pool->user);
     free_job_cache(w);
+    weft__trace_buf_free(&w->stats.trace); /* events after a stop */
     weft__tls_worker = NULL;
     return NULL;
 }
@@ -253,6 +259,9 @@ static void pool_free(weft_pool *pool) {
         weft__sleep_destroy(&pool->sleep);
     for (int p = 0; p < WEFT_PRIORITIES; p++)
         weft__injector_destroy(&pool->injectors[p]);
+    weft__trace_buf_free(&pool->trace.outside);
+    pthread_mutex_destroy(&pool->trace.lock);
+    pthread_mutex_destroy(&pool->trace.stop_lock);
     weft__broadcasts_destroy(&pool->broadcasts);
     free(pool);
 }
@@ -318,6 +327,8 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     for (int p = 0; p < WEFT_PRIORITIES; p++)
         weft__injector_init(&pool->injectors[p]);
     weft__broadcasts_init(&pool->broadcasts);
+    pthread_mutex_init(&pool->trace.lock, NULL);
+    pthread_mutex_init(&pool->trace.stop_lock, NULL);
     int err = init_workers(pool);
     if (!err)
         err = weft__sleep_init(&pool->sleep, pool, pool->threads, pool->threads + pool->contexts,
@@ -343,6 +354,7 @@ int weft_pool_create(weft_pool **out, const weft_config *config) {
         pool_free(pool);
         return err;
     }
+    weft__trace_from_env(pool);
     *out = pool;
     return 0;
 }
@@ -373,9 +385,15 @@ int weft_pool_destroy(weft_pool *pool) {
     weft__latch_init(&pool->pending.latch);
     weft__count_latch_decrement(&pool->pending);
     weft__latch_wait(&pool->pending.latch);
+    if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
+        weft_trace_stop(pool); /* needs the workers: before they stop */
     stop_workers(pool, pool->threads);
     weft__pool_unref(pool);
     return 0;
+}
+
+static void stop_default_trace(void) {
+    weft_trace_stop(atomic_load_explicit(&default_pool, memory_order_acquire));
 }
 
 weft_pool *weft_pool_default(void) {
@@ -388,6 +406,8 @@ weft_pool *weft_pool_default(void) {
     if (!pool && weft_pool_create(&pool, NULL) == 0) {
         pool->is_default = true;
         atomic_store_explicit(&default_pool, pool, memory_order_release);
+        if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
+            atexit(stop_default_trace); /* WEFT_TRACE: the default pool lives to exit */
     }
     pthread_mutex_unlock(&default_lock);
     return pool;

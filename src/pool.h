@@ -45,6 +45,7 @@ struct weft_pool {
     weft__sleep sleep;
     weft__injector injectors[WEFT_PRIORITIES];
     weft__broadcasts broadcasts;
+    weft__trace_state trace;
     /* Detached jobs not yet finished, plus one held by the pool until
      * weft_pool_destroy: reaching zero sets `drained`. */
     alignas(WEFT_CACHELINE) weft__count_latch pending;

@@ -171,6 +171,8 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     pthread_mutex_lock(&slot->lock);
     if (atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP) {
         slot->leave.woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
+        if (WEFT_UNLIKELY(atomic_load_explicit(&s->pool->trace.on, memory_order_relaxed)))
+            slot->flow = weft__trace_wake(s->pool); /* an arrow to the sleeper */
         /* Release: pairs with the sleeper's acquire reload after its wait. */
         atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
         if (i < s->threads) /* contexts are not counted (weft__sleep_owner_wait) */
@@ -252,15 +254,22 @@ static void stats_after_sleep(weft__idle *idle, uint64_t slept_at) {
     stats_search_begin(idle, now);
 }
 
-static void block(weft__sleep_slot *slot, weft__idle *idle) {
+static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
+    const _Atomic bool *tracing = &s->pool->trace.on;
+    slot->flow = 0;
     /* Relaxed: under the lock; a waker reads it under the same lock. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     uint64_t slept_at = stats_before_sleep(idle);
-    /* Acquire: pairs with the waker's release store of AWAKE. */
+    weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
+    /* Acquire: pairs with the waker's release store of AWAKE (and so makes
+     * its slot->flow, written before under the lock, visible). */
     while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP)
         weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);
     stats_after_sleep(idle, slept_at);
+    if (slot->flow)
+        weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_WOKEN, slot->flow);
+    weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SEARCH, 0);
 }
 
 static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
@@ -290,7 +299,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
         back_out(slot, idle, latch, false);
         return;
     }
-    block(slot, idle);
+    block(s, slot, idle);
     debug_point(s, WEFT_DEBUG_WOKEN);
     /* Searching again: our waker took us out of inactive (invariant 2). */
     atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
@@ -369,8 +378,10 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
         return; /* the stale ASLEEP bit costs at most one spurious tickle */
     /* One wait, no loop (seed 002): the search loop is the loop. */
     uint64_t slept_at = stats_before_sleep(idle);
+    weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
     weft__os_wait(&s->legacy_epoch, epoch);
     stats_after_sleep(idle, slept_at);
+    weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT_TRACE_SEARCH, 0);
 }
 
 /* Before getting sleepy: seed 002's rounds, unless a phase (or its fast

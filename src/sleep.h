@@ -25,6 +25,7 @@ typedef struct weft__sleep_slot {
     alignas(WEFT_CACHELINE) pthread_mutex_t lock;
     _Atomic uint32_t word; /* A: written under lock; futex word while ASLEEP */
     weft__leave leave;     /* the worker's history for the leave policy */
+    uint32_t flow;         /* L: trace flow id of the wake-up (trace.c) */
 } weft__sleep_slot;
 
 typedef struct weft__sleep {

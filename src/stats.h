@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "atomics.h"
+#include "trace.h"
 
 typedef struct weft__stats {
     _Atomic uint64_t jobs;           /* A: jobs executed */
@@ -29,6 +30,7 @@ typedef struct weft__stats {
     _Atomic uint64_t search_since;   /* A: when the current search began; 0: none */
     uint64_t started_ns;             /* I: when the worker started */
     bool woken_without_job;          /* O: for futile_wakeups */
+    weft__trace_buf trace;           /* O: timeline events (trace.c) */
 } weft__stats;
 
 static inline uint64_t weft__now_ns(void) {

@@ -1,0 +1,203 @@
+/* Timeline tracing: what every worker did, when, and who woke whom.
+ *
+ * While a pool traces, each worker appends an event to its own buffer when it
+ * starts searching, running or sleeping (so its spans follow each other and
+ * never overlap, also across nested waits), and a waker records a flow start
+ * whose id the woken worker records when it runs again. Nothing is shared on
+ * the recording path but one read-mostly flag. weft_trace_stop turns the flag
+ * off and hands every buffer over on its owner's thread (weft_broadcast), so
+ * no buffer is read while written, then writes Chrome's trace-event JSON,
+ * which Perfetto and chrome://tracing open: one track per worker with
+ * "running", "searching" and "sleeping" slices, wake-ups as flow arrows, and a
+ * track for threads outside the pool that woke workers.
+ *
+ * WEFT_TRACE=path in the environment traces every pool from its creation to
+ * its destruction (the default pool: to exit); the second and later pools
+ * write path.1, path.2, ... tools/trace2svg.py draws a trace as an SVG.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+#define OUTSIDE_TID 100000 /* the track of threads outside the pool */
+
+void weft__trace_append(weft__trace_buf *b, weft__trace_kind kind, uint32_t arg) {
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        weft__trace_event *ev = realloc(b->ev, cap * sizeof *ev);
+        if (!ev) {
+            b->dropped++;
+            return;
+        }
+        b->ev = ev;
+        b->cap = cap;
+    }
+    b->ev[b->n++] = (weft__trace_event){weft__now_ns(), kind, arg};
+}
+
+void weft__trace_buf_free(weft__trace_buf *b) {
+    free(b->ev);
+    *b = (weft__trace_buf){0};
+}
+
+uint32_t weft__trace_wake(weft_pool *pool) {
+    /* Relaxed: ids only need to be distinct. */
+    uint32_t flow = atomic_fetch_add_explicit(&pool->trace.flow, 1, memory_order_relaxed) + 1;
+    weft__worker *w = weft__worker_of(pool);
+    if (w && !w->is_context) {
+        weft__trace_append(&w->stats.trace, WEFT_TRACE_WAKE, flow);
+    } else {
+        pthread_mutex_lock(&pool->trace.lock);
+        weft__trace_append(&pool->trace.outside, WEFT_TRACE_WAKE, flow);
+        pthread_mutex_unlock(&pool->trace.lock);
+    }
+    return flow;
+}
+
+/* ---- Writing the JSON ---------------------------------------------------- */
+
+static const char *state_name(uint32_t kind) {
+    return kind == WEFT_TRACE_RUN      ? "running"
+           : kind == WEFT_TRACE_SEARCH ? "searching"
+                                       : "sleeping";
+}
+
+static void write_flow(FILE *f, const weft__trace_event *e, unsigned tid, uint64_t t0) {
+    bool start = e->kind == WEFT_TRACE_WAKE;
+    fprintf(f,
+            ",\n{\"name\":\"wake\",\"cat\":\"wake\",\"ph\":\"%s\",%s\"id\":%u,\"ts\":%.3f,"
+            "\"pid\":1,\"tid\":%u}",
+            start ? "s" : "f", start ? "" : "\"bp\":\"e\",", e->arg, 1e-3 * (double)(e->ns - t0),
+            tid);
+}
+
+/* One worker's track: each state event opens a slice that the next closes. */
+static void write_track(FILE *f, const weft__trace_buf *b, unsigned tid, uint64_t t0,
+                        uint64_t end) {
+    fprintf(f,
+            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
+            "\"args\":{\"name\":\"%s%u\"}}",
+            tid, tid == OUTSIDE_TID ? "outside" : "worker ", tid == OUTSIDE_TID ? 0 : tid);
+    const weft__trace_event *open = NULL;
+    for (size_t i = 0; i < b->n; i++) {
+        const weft__trace_event *e = &b->ev[i];
+        if (e->kind == WEFT_TRACE_WAKE || e->kind == WEFT_TRACE_WOKEN) {
+            if (tid == OUTSIDE_TID) /* a flow needs a slice to start from */
+                fprintf(f,
+                        ",\n{\"name\":\"submit\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":1,"
+                        "\"pid\":1,\"tid\":%u}",
+                        1e-3 * (double)(e->ns - t0), tid);
+            write_flow(f, e, tid, t0);
+            continue;
+        }
+        if (open && e->ns >= open->ns)
+            fprintf(f,
+                    ",\n{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,"
+                    "\"tid\":%u}",
+                    state_name(open->kind), 1e-3 * (double)(open->ns - t0),
+                    1e-3 * (double)(e->ns - open->ns), tid);
+        open = e;
+    }
+    if (open && end > open->ns)
+        fprintf(f,
+                ",\n{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%u}",
+                state_name(open->kind), 1e-3 * (double)(open->ns - t0),
+                1e-3 * (double)(end - open->ns), tid);
+}
+
+static int write_json(weft_pool *pool, uint64_t end) {
+    FILE *f = fopen(pool->trace.path, "w");
+    if (!f)
+        return errno;
+    uint64_t t0 = pool->trace.started_ns;
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+               "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"weft\"}}");
+    for (unsigned i = 0; i < pool->threads; i++)
+        write_track(f, &pool->trace.collected[i], i, t0, end);
+    write_track(f, &pool->trace.outside, OUTSIDE_TID, t0, end);
+    fprintf(f, "\n]}\n");
+    return fclose(f) == 0 ? 0 : errno;
+}
+
+/* ---- Start and stop ------------------------------------------------------- */
+
+int weft_trace_start(weft_pool *pool, const char *path) {
+    if (!path)
+        return EINVAL;
+    pool = weft__pool_resolve(pool);
+    if (!pool)
+        return EAGAIN;
+    char *copy = strdup(path);
+    weft__trace_buf *collected = calloc(pool->threads, sizeof *collected);
+    if (!copy || !collected) {
+        free(copy);
+        free(collected);
+        return ENOMEM;
+    }
+    pthread_mutex_lock(&pool->trace.lock);
+    int err = pool->trace.path ? EBUSY : 0;
+    if (!err) {
+        pool->trace.path = copy, copy = NULL;
+        pool->trace.collected = collected, collected = NULL;
+        pool->trace.started_ns = weft__now_ns();
+        /* Release: a worker that sees the flag sees the state above. */
+        atomic_store_explicit(&pool->trace.on, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&pool->trace.lock);
+    free(copy);
+    free(collected);
+    return err;
+}
+
+/* On every worker (weft_broadcast): hand the buffer over on its own thread. */
+static void collect(unsigned index, void *arg) {
+    weft_pool *pool = arg;
+    weft__worker *w = &pool->workers[index];
+    pool->trace.collected[index] = w->stats.trace;
+    w->stats.trace = (weft__trace_buf){0};
+}
+
+int weft_trace_stop(weft_pool *pool) {
+    pool = weft__pool_resolve(pool);
+    if (!pool)
+        return EAGAIN;
+    pthread_mutex_lock(&pool->trace.stop_lock); /* one stop at a time */
+    int err = 0;
+    if (!atomic_load_explicit(&pool->trace.on, memory_order_acquire)) {
+        err = EINVAL; /* not tracing */
+    } else {
+        atomic_store_explicit(&pool->trace.on, false, memory_order_relaxed);
+        weft_broadcast(pool, collect, pool); /* each worker, between two jobs */
+        uint64_t end = weft__now_ns();
+        pthread_mutex_lock(&pool->trace.lock);
+        err = write_json(pool, end);
+        for (unsigned i = 0; i < pool->threads; i++)
+            weft__trace_buf_free(&pool->trace.collected[i]);
+        weft__trace_buf_free(&pool->trace.outside);
+        free(pool->trace.collected);
+        free(pool->trace.path);
+        pool->trace.collected = NULL;
+        pool->trace.path = NULL;
+        pthread_mutex_unlock(&pool->trace.lock);
+    }
+    pthread_mutex_unlock(&pool->trace.stop_lock);
+    return err;
+}
+
+/* WEFT_TRACE: trace every pool; the first writes path, later ones path.N. */
+void weft__trace_from_env(weft_pool *pool) {
+    static _Atomic unsigned pools;
+    const char *path = getenv("WEFT_TRACE");
+    if (!path || !*path)
+        return;
+    unsigned n = atomic_fetch_add_explicit(&pools, 1, memory_order_relaxed);
+    char buf[4096];
+    if (n == 0)
+        snprintf(buf, sizeof buf, "%s", path);
+    else
+        snprintf(buf, sizeof buf, "%s.%u", path, n);
+    weft_trace_start(pool, buf); /* best effort: tracing is a debugging aid */
+}
