@@ -7,13 +7,14 @@
 #   make install     build and install into $(PREFIX) (default /usr/local):
 #                    headers, libweft.so and libweft.a, weft.pc, CMake package
 #   make examples    build examples/ (each also runs in the test suite)
+#   make docs        the API reference from the headers: build/docs/html/
 JOBS ?= 2
 CMAKE ?= cmake
 TSAN_CC ?= clang
 PREFIX ?= /usr/local
 
 .PHONY: all test test-release test-asan test-tsan bench bench-smoke format format-check clean \
-	install examples
+	install examples docs
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -52,6 +53,10 @@ install: all
 examples:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	$(CMAKE) --build build/release -j$(JOBS) --target examples
+
+docs:
+	doxygen Doxyfile
+	@echo "API reference: build/docs/html/index.html"
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
 
