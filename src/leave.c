@@ -40,6 +40,11 @@
 #define EWMA_SHIFT           3     /* moving averages weigh the last ~8 events */
 #define SPIN_ROUNDS          6     /* back-off: 1, 2, ..., 32 pauses, then yield */
 
+/* Benchmark hooks (bench/: the leave-policy table and the cap's cost): not
+ * public knobs. Read per search round; set before pools are created. */
+_Atomic bool weft__leave_bench_always_search;
+_Atomic bool weft__leave_bench_no_cap;
+
 void weft__leave_init(weft__leave *lv) {
     lv->wake_cost_ns = WAKE_COST_INITIAL_NS;
     lv->hit_rate = HIT_ONE; /* start optimistic: search a little */
@@ -61,7 +66,7 @@ void weft__leave_record_idle(weft__leave *lv, uint64_t ns) {
 }
 
 static bool over_searcher_cap(weft__sleep *s) {
-    if (s->wake_all)
+    if (s->wake_all || atomic_load_explicit(&weft__leave_bench_no_cap, memory_order_relaxed))
         return false; /* the legacy protocol keeps no searcher count */
     /* Seq-cst like every counter access (sleep.c); a hint here. */
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
@@ -76,6 +81,8 @@ bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t
      * new work, or by a phase's warm-up) should look before sleeping again. */
     if (weft__phase_active(&s->phase))
         return now - idle->search_ns < WEFT_PHASE_RETAIN_NS;
+    if (atomic_load_explicit(&weft__leave_bench_always_search, memory_order_relaxed))
+        return !weft__phase_fast_leave(&s->phase); /* searches until new work */
     if (weft__phase_fast_leave(&s->phase) || s->leave_fast || over_searcher_cap(s))
         return false;
     const weft__leave *lv = &s->slots[idle->index].leave;

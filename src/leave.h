@@ -19,6 +19,11 @@ typedef struct weft__leave {
 typedef struct weft__idle weft__idle;
 typedef struct weft__sleep weft__sleep;
 
+/* Benchmark hooks, relaxed flags: never sleep when idle (the "always search"
+ * column of the policy table); no searcher cap. */
+WEFT_HIDDEN extern _Atomic bool weft__leave_bench_always_search;
+WEFT_HIDDEN extern _Atomic bool weft__leave_bench_no_cap;
+
 WEFT_HIDDEN void weft__leave_init(weft__leave *lv);
 /* The worker ran again, woken at lv->woken_at_ns (owner). */
 WEFT_HIDDEN void weft__leave_record_wake(weft__leave *lv, uint64_t now);
