@@ -32,10 +32,13 @@
  * Pools. Where a pool is taken, a weft::pool, a weft_pool * or nullptr (the
  * default pool, as NULL is in C) may be passed. Calls without a pool behave as
  * their C function given NULL: join runs on the calling worker's pool (or the
- * default pool outside any pool); run, parallel_for, scope and spawn use the
- * default pool, even on a worker of another pool, so pass the pool there.
+ * default pool outside any pool); run, parallel_for, reduce, scope, spawn and
+ * graph::run use the default pool, even on a worker of another pool, so pass
+ * the pool there.
  *
- * Coming with their C APIs, not before: events, graphs and contexts.
+ * Also here: priorities (run and spawn with a weft_priority), contexts (an
+ * RAII weft::context), task graphs (weft::graph) and phases (weft::phase).
+ * Not wrapped yet: events (weft_event_*; weft.h is included).
  */
 #ifndef WEFT_HPP
 #define WEFT_HPP
@@ -62,6 +65,7 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "weft.h"
 
@@ -102,6 +106,13 @@ class first_error {
     }
     bool failed() const noexcept {
         return set_.load(std::memory_order_relaxed);
+    }
+    /* Before jobs that report here start (graph runs reuse one). */
+    void reset() noexcept {
+        set_.store(false, std::memory_order_relaxed);
+#if WEFT_HPP_EXCEPTIONS
+        error_ = nullptr;
+#endif
     }
     void rethrow() const {
 #if WEFT_HPP_EXCEPTIONS
@@ -240,6 +251,25 @@ template <class D> void call_boxed(void *arg) noexcept {
     std::invoke(std::move(*d));
 }
 
+/* Queue a detached callable with submit(fn, arg), a C spawn function: in the
+ * argument when it fits, else in one operator new block the job frees. */
+template <class F, class Submit> void spawn_detached(F &&f, Submit submit, const char *call) {
+    using D = std::decay_t<F>;
+    static_assert(std::is_invocable_v<D>, "weft::spawn: f must be callable as f()");
+    if constexpr (fits_in_arg<D>) {
+        D d(std::forward<F>(f));
+        int err = submit(&call_unpacked<D>, pack(d));
+        if (err)
+            throw_error(err, call);
+    } else {
+        std::unique_ptr<D> d(new D(std::forward<F>(f)));
+        int err = submit(&call_boxed<D>, d.get());
+        if (err)
+            throw_error(err, call);
+        d.release(); /* the job frees it */
+    }
+}
+
 template <class I>
 inline constexpr bool is_index = std::is_integral_v<I> && !std::is_same_v<I, bool>;
 
@@ -267,6 +297,10 @@ class config {
   public:
     config &threads(unsigned n) {
         c_.threads = n;
+        return *this;
+    }
+    config &contexts(unsigned n) {
+        c_.contexts = n;
         return *this;
     }
     config &stack_size(std::size_t bytes) {
@@ -370,6 +404,12 @@ class pool {
         assert(pool_);
         return weft_pool_threads(pool_);
     }
+    /* weft_pool_slots: threads + contexts, for per-thread data indexed by
+     * weft::thread_index(). */
+    unsigned slots() const noexcept {
+        assert(pool_);
+        return weft_pool_slots(pool_);
+    }
     /* weft_pool_stats. */
     weft_stats stats() const noexcept {
         assert(pool_);
@@ -446,6 +486,12 @@ template <class F> decltype(auto) run(pool_ref p, F &&f) {
 }
 template <class F> decltype(auto) run(F &&f) {
     return run(pool_ref(), std::forward<F>(f));
+}
+/* weft_run_priority: the same, f and everything it forks at `priority`. */
+template <class F> decltype(auto) run(pool_ref p, weft_priority priority, F &&f) {
+    detail::call<F &&> c{&f, {}, {}};
+    weft_run_priority(p.get(), &detail::call<F &&>::trampoline, &c, priority);
+    return c.finish();
 }
 
 /* weft_join: run f() and g(), potentially in parallel, and wait for both.
@@ -769,21 +815,20 @@ class scope {
      * Throws std::bad_alloc, or std::system_error(ENOMEM) from
      * weft_scope_spawn; either way nothing was queued. */
     template <class F> void spawn(F &&f) {
-        using D = std::decay_t<F>;
-        static_assert(std::is_invocable_v<D>, "weft::scope::spawn: f must be callable as f()");
-        if constexpr (detail::fits_in_arg<D> &&
-                      (detail::nothrow_call<D>::value || !WEFT_HPP_EXCEPTIONS)) {
-            D d(std::forward<F>(f));
-            int err = weft_scope_spawn(scope_, &detail::call_unpacked<D>, detail::pack(d));
-            if (err)
-                detail::throw_error(err, "weft_scope_spawn");
-        } else {
-            std::unique_ptr<job<D>> j(new job<D>{this, D(std::forward<F>(f))});
-            int err = weft_scope_spawn(scope_, &job<D>::trampoline, j.get());
-            if (err)
-                detail::throw_error(err, "weft_scope_spawn");
-            j.release(); /* the job frees it */
-        }
+        submit(
+            std::forward<F>(f),
+            [this](weft_fn *fn, void *arg) { return weft_scope_spawn(scope_, fn, arg); },
+            "weft_scope_spawn");
+    }
+    /* weft_scope_spawn_priority: the same at `priority` (spawn without one
+     * uses the priority of the job that calls it). */
+    template <class F> void spawn(weft_priority priority, F &&f) {
+        submit(
+            std::forward<F>(f),
+            [this, priority](weft_fn *fn, void *arg) {
+                return weft_scope_spawn_priority(scope_, fn, arg, priority);
+            },
+            "weft_scope_spawn_priority");
     }
 
     /* The C handle, for weft_scope_spawn with a C function. */
@@ -792,6 +837,24 @@ class scope {
     }
 
   private:
+    template <class F, class Submit> void submit(F &&f, Submit submit_c, const char *call) {
+        using D = std::decay_t<F>;
+        static_assert(std::is_invocable_v<D>, "weft::scope::spawn: f must be callable as f()");
+        if constexpr (detail::fits_in_arg<D> &&
+                      (detail::nothrow_call<D>::value || !WEFT_HPP_EXCEPTIONS)) {
+            D d(std::forward<F>(f));
+            int err = submit_c(&detail::call_unpacked<D>, detail::pack(d));
+            if (err)
+                detail::throw_error(err, call);
+        } else {
+            std::unique_ptr<job<D>> j(new job<D>{this, D(std::forward<F>(f))});
+            int err = submit_c(&job<D>::trampoline, j.get());
+            if (err)
+                detail::throw_error(err, call);
+            j.release(); /* the job frees it */
+        }
+    }
+
     template <class D> struct job {
         scope *owner;
         D fn;
@@ -830,24 +893,178 @@ class scope {
  * Throws std::bad_alloc, or std::system_error with weft_spawn's errno value
  * (ENOMEM, EAGAIN); either way nothing was queued. */
 template <class F> void spawn(pool_ref p, F &&f) {
-    using D = std::decay_t<F>;
-    static_assert(std::is_invocable_v<D>, "weft::spawn: f must be callable as f()");
-    if constexpr (detail::fits_in_arg<D>) {
-        D d(std::forward<F>(f));
-        int err = weft_spawn(p.get(), &detail::call_unpacked<D>, detail::pack(d));
-        if (err)
-            detail::throw_error(err, "weft_spawn");
-    } else {
-        std::unique_ptr<D> d(new D(std::forward<F>(f)));
-        int err = weft_spawn(p.get(), &detail::call_boxed<D>, d.get());
-        if (err)
-            detail::throw_error(err, "weft_spawn");
-        d.release(); /* the job frees it */
-    }
+    detail::spawn_detached(
+        std::forward<F>(f), [p](weft_fn *fn, void *arg) { return weft_spawn(p.get(), fn, arg); },
+        "weft_spawn");
 }
 template <class F> void spawn(F &&f) {
     spawn(pool_ref(), std::forward<F>(f));
 }
+/* weft_spawn_priority: the same at `priority` (std::system_error(EINVAL)
+ * for a value that is not a weft_priority). */
+template <class F> void spawn(pool_ref p, weft_priority priority, F &&f) {
+    detail::spawn_detached(
+        std::forward<F>(f),
+        [p, priority](weft_fn *fn, void *arg) {
+            return weft_spawn_priority(p.get(), fn, arg, priority);
+        },
+        "weft_spawn_priority");
+}
+
+/* A context of the pool held by the calling thread while the object lives
+ * (weft_context_acquire in the constructor, weft_context_release in the
+ * destructor or release()): the thread's joins, loops, scopes and graph runs
+ * then run their jobs on this thread while it waits, instead of blocking.
+ * The pool needs config().contexts(n). Throws std::system_error: EINVAL (a
+ * worker, or a thread that already holds a context), EBUSY (every context
+ * is taken), EAGAIN (no default pool). Bound to its thread: neither copied
+ * nor moved; release it on the thread that acquired it. */
+class context {
+  public:
+    explicit context(pool_ref p) {
+        int err = weft_context_acquire(p.get(), &context_);
+        if (err)
+            detail::throw_error(err, "weft_context_acquire");
+    }
+    context(const context &) = delete;
+    context &operator=(const context &) = delete;
+    ~context() {
+        release();
+    }
+    /* Run what is still queued on the context, then give it back (once). */
+    void release() noexcept {
+        if (context_)
+            weft_context_release(std::exchange(context_, nullptr));
+    }
+    weft_context *get() const noexcept {
+        return context_;
+    }
+
+  private:
+    weft_context *context_ = nullptr;
+};
+
+namespace detail {
+
+/* What a graph's nodes share: the running run's first exception. */
+struct graph_state {
+    first_error errors;
+    std::atomic<bool> running{false};
+};
+
+struct node_base {
+    virtual ~node_base() = default;
+};
+
+/* A node's callable, owned by the graph; called once per run. */
+template <class D> struct node_box : node_base {
+    graph_state *state;
+    D fn;
+    node_box(graph_state *s, D &&f) : state(s), fn(std::move(f)) {}
+    static void trampoline(void *self) noexcept {
+        auto *n = static_cast<node_box *>(self);
+        if (n->state->errors.failed()) /* a node threw: skip what has not started */
+            return;
+        guarded(n->state->errors, [n] { std::invoke(n->fn); });
+    }
+};
+
+} // namespace detail
+
+/* A task graph (weft_graph): nodes are callables, edges say which finish
+ * before which; built once, run many times:
+ *
+ *   weft::graph frame;
+ *   auto shadows = frame.add([&] { draw_shadows(scene); });
+ *   auto opaque = frame.add([&] { draw_opaque(scene); });
+ *   auto compose = frame.add([&] { composite(scene); });
+ *   frame.edge(shadows, compose);
+ *   frame.edge(opaque, compose);
+ *   for (;;)
+ *       frame.run(pool); // no allocation per run
+ *
+ * add() stores a copy of the callable (one allocation, at build time); each
+ * run calls it once, never concurrently with itself, so it may be mutable.
+ * Building (add, edge) and running follow weft.h's rules: no building during
+ * a run, one run at a time. Move-only; a moved-from graph may only be
+ * destroyed or assigned to. */
+class graph {
+  public:
+    using node = weft_node *;
+
+    /* weft_graph_create; std::system_error(ENOMEM). */
+    graph() : state_(new detail::graph_state) {
+        int err = weft_graph_create(&graph_);
+        if (err)
+            detail::throw_error(err, "weft_graph_create");
+    }
+    graph(graph &&other) noexcept
+        : graph_(std::exchange(other.graph_, nullptr)), state_(std::move(other.state_)),
+          nodes_(std::move(other.nodes_)) {}
+    graph &operator=(graph &&other) noexcept {
+        if (this != &other) {
+            weft_graph_destroy(graph_);
+            graph_ = std::exchange(other.graph_, nullptr);
+            state_ = std::move(other.state_);
+            nodes_ = std::move(other.nodes_);
+        }
+        return *this;
+    }
+    graph(const graph &) = delete;
+    graph &operator=(const graph &) = delete;
+    /* weft_graph_destroy, then the callables. Not during a run. */
+    ~graph() {
+        weft_graph_destroy(graph_);
+    }
+
+    /* weft_graph_add: a node that runs f(). Throws std::bad_alloc, or
+     * std::system_error (EBUSY during a run, ENOMEM); nothing is added then. */
+    template <class F> node add(F &&f) {
+        using D = std::decay_t<F>;
+        static_assert(std::is_invocable_v<D &>, "weft::graph::add: f must be callable as f()");
+        auto box = std::make_unique<detail::node_box<D>>(state_.get(), D(std::forward<F>(f)));
+        nodes_.reserve(nodes_.size() + 1); /* so that the push_back below cannot throw */
+        weft_node *n;
+        int err = weft_graph_add(graph_, &detail::node_box<D>::trampoline, box.get(), &n);
+        if (err)
+            detail::throw_error(err, "weft_graph_add");
+        nodes_.push_back(std::move(box));
+        return n;
+    }
+
+    /* weft_graph_edge: `after` runs only once `before` has finished. Throws
+     * std::system_error (EINVAL, EBUSY, ENOMEM). */
+    void edge(node before, node after) {
+        int err = weft_graph_edge(graph_, before, after);
+        if (err)
+            detail::throw_error(err, "weft_graph_edge");
+    }
+
+    /* weft_graph_run: every node once, each after its predecessors, and
+     * return when all have finished. If a node throws, nodes that have not
+     * started are skipped and the first exception is rethrown after the run.
+     * Throws std::system_error: ELOOP (a cycle: nothing ran), EBUSY (already
+     * running), ENOMEM. */
+    void run(pool_ref p = {}) {
+        if (state_->running.exchange(true, std::memory_order_acquire))
+            detail::throw_error(EBUSY, "weft_graph_run");
+        state_->errors.reset();
+        int err = weft_graph_run(graph_, p.get());
+        state_->running.store(false, std::memory_order_release);
+        state_->errors.rethrow();
+        if (err)
+            detail::throw_error(err, "weft_graph_run");
+    }
+
+    weft_graph *get() const noexcept {
+        return graph_;
+    }
+
+  private:
+    weft_graph *graph_ = nullptr;
+    std::unique_ptr<detail::graph_state> state_;
+    std::vector<std::unique_ptr<detail::node_base>> nodes_;
+};
 
 } // namespace weft
 

@@ -26,7 +26,7 @@ static std::atomic<long> allocations{0};
 #define COUNTS_ALLOCATIONS 0
 #else
 #define COUNTS_ALLOCATIONS 1
-void *operator new(std::size_t n) {
+[[gnu::noinline]] void *operator new(std::size_t n) {
     allocations.fetch_add(1, std::memory_order_relaxed);
     if (void *p = std::malloc(n ? n : 1))
         return p;
@@ -36,10 +36,12 @@ void *operator new(std::size_t n) {
     std::abort();
 #endif
 }
-void operator delete(void *p) noexcept {
+/* noinline: inlined, gcc 12 sees a free of what operator new returned
+ * (-Wmismatched-new-delete), not knowing that this operator new mallocs. */
+[[gnu::noinline]] void operator delete(void *p) noexcept {
     std::free(p);
 }
-void operator delete(void *p, std::size_t) noexcept {
+[[gnu::noinline]] void operator delete(void *p, std::size_t) noexcept {
     std::free(p);
 }
 #endif
@@ -538,4 +540,105 @@ TEST(phase_begins_and_ends) {
     weft::phase nested_outer(p), nested_inner(p, true);
     weft::parallel_for(p, 0, 100, [](int) {});
     weft::phase on_default(nullptr);
+}
+
+TEST(graph_runs_nodes_after_their_predecessors) {
+    weft::pool p(threads(4));
+    weft::graph g;
+    std::atomic<int> step{0};
+    int a_at = -1, b_at = -1, c_at = -1, d_at = -1, runs = 0;
+    /* A diamond: a before b and c, both before d. */
+    auto a = g.add([&] { a_at = step++; });
+    auto b = g.add([&] { b_at = step++; });
+    auto c = g.add([&] { c_at = step++; });
+    auto d = g.add([&, count = 0]() mutable { /* one run at a time: mutable is fine */
+                                              d_at = step++;
+                                              runs = ++count;
+    });
+    g.edge(a, b);
+    g.edge(a, c);
+    g.edge(b, d);
+    g.edge(c, d);
+    for (int run = 0; run < 3; run++) {
+        step = 0;
+        g.run(p);
+        CHECK_EQ(a_at, 0);
+        CHECK(b_at > a_at && c_at > a_at);
+        CHECK(d_at > b_at && d_at > c_at);
+        CHECK_EQ(d_at, 3);
+    }
+    CHECK_EQ(runs, 3);
+    weft::graph moved(std::move(g));
+    moved.run(); /* the default pool */
+    CHECK_EQ(runs, 4);
+}
+
+#if WEFT_HPP_EXCEPTIONS
+TEST(graph_errors) {
+    weft::pool p(threads(2));
+    weft::graph g;
+    bool after_ran = false;
+    auto first = g.add([] { throw std::runtime_error("node"); });
+    auto after = g.add([&] { after_ran = true; });
+    g.edge(first, after);
+    try {
+        g.run(p);
+        CHECK(false);
+    } catch (const std::runtime_error &e) {
+        CHECK(std::strcmp(e.what(), "node") == 0);
+    }
+    CHECK(!after_ran); /* skipped: its predecessor failed */
+
+    weft::graph cycle;
+    auto x = cycle.add([] {});
+    auto y = cycle.add([] {});
+    cycle.edge(x, y);
+    cycle.edge(y, x);
+    try {
+        cycle.run(p);
+        CHECK(false);
+    } catch (const std::system_error &e) {
+        CHECK(e.code() == std::errc::too_many_symbolic_link_levels); /* ELOOP */
+    }
+}
+#endif
+
+TEST(context_runs_its_own_work) {
+    weft::pool p(threads(2).contexts(1));
+    CHECK_EQ(p.slots(), 3);
+    {
+        weft::context ctx(p);
+        CHECK(ctx.get() != nullptr);
+        CHECK_EQ(weft::thread_index(), 2); /* threads + 0 */
+        std::atomic<long> sum{0};
+        weft::parallel_for(p, 0, 1000, [&](int i) { sum += i; });
+        CHECK_EQ(sum.load(), 499500);
+#if WEFT_HPP_EXCEPTIONS
+        bool busy = false; /* the only context is taken */
+        std::thread([&] {
+            try {
+                weft::context other(p);
+            } catch (const std::system_error &e) {
+                busy = e.code().value() == EBUSY;
+            }
+        }).join();
+        CHECK(busy);
+#endif
+        ctx.release();
+        CHECK_EQ(weft::thread_index(), -1);
+    }
+}
+
+TEST(priorities) {
+    weft::pool p(threads(2));
+    CHECK_EQ(weft::run(p, WEFT_PRIORITY_HIGH, [] { return 3; }), 3);
+    std::atomic<int> ran{0};
+    weft::scope(p, [&](weft::scope &s) {
+        s.spawn(WEFT_PRIORITY_HIGH, [&ran] { ran++; });
+        s.spawn(WEFT_PRIORITY_NORMAL, [r = &ran]() noexcept { r->fetch_add(1); });
+    });
+    CHECK_EQ(ran.load(), 2);
+    weft::spawn(p, WEFT_PRIORITY_HIGH, [&ran] { ran++; });
+    p.destroy();
+    CHECK_EQ(ran.load(), 3);
 }
