@@ -11,6 +11,10 @@
  *    calling worker while it waits, so it never blocks a worker thread;
  *  - a call that *blocks* suspends the calling thread (on a futex) until done.
  *
+ * A NULL pool argument means the calling thread's own pool (on a worker, or
+ * on a thread holding a context), and the default pool on any other thread,
+ * so library code can say "here" without knowing where it runs.
+ *
  * Functions that can fail return 0 or a positive errno value; none of them
  * sets the global errno, and none aborts the process on a recoverable error.
  * Jobs must not unwind through weft (no longjmp out of a job, no C++
@@ -70,7 +74,7 @@ typedef enum { WEFT_WAKE_TARGETED = 0, WEFT_WAKE_ALL } weft_wake;
  * will keep coming for a while, so idle workers should stay available.
  *
  * weft_phase_begin: a warm-up: every sleeping worker of pool (NULL: the
- * default pool) is woken now, so the next parallel region starts without
+ * current pool) is woken now, so the next parallel region starts without
  * wake-up latency. While at least one phase is active, idle workers keep
  * searching for work (backing off from pauses to yields) instead of sleeping,
  * for at most 10 ms with no work at all, after which they sleep anyway (a
@@ -145,7 +149,7 @@ WEFT_API int weft_pool_destroy(weft_pool *pool);
  * again. */
 WEFT_API weft_pool *weft_pool_default(void);
 
-/* Number of workers in pool (NULL: the default pool). Any thread. */
+/* Number of workers in pool (NULL: the current pool). Any thread. */
 WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
 
 /* What a pool's workers did since it was created, summed over its workers. */
@@ -162,7 +166,7 @@ typedef struct weft_stats {
     double sleep_seconds;    /* blocked */
 } weft_stats;
 
-/* Fill *stats for pool (NULL: the default pool; all zero if it cannot be
+/* Fill *stats for pool (NULL: the current pool; all zero if none can be
  * created). Any thread, any time, including from the pool's own jobs; never
  * blocks. The counters are per worker and read without stopping the workers:
  * the snapshot is approximate while the pool runs, exact once it is idle.
@@ -171,7 +175,7 @@ typedef struct weft_stats {
  * measurable on fib with a join at every node (docs/performance.md). */
 WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
 
-/* Timeline tracing. weft_trace_start makes pool (NULL: the default pool)
+/* Timeline tracing. weft_trace_start makes pool (NULL: the current pool)
  * record, per worker, when it runs jobs, searches and sleeps, and who woke
  * whom; weft_trace_stop writes it to path as Chrome trace-event JSON (open it
  * in Perfetto or chrome://tracing; tools/trace2svg.py draws an SVG): one
@@ -192,7 +196,7 @@ WEFT_API int weft_trace_stop(weft_pool *pool);
  * thread. */
 WEFT_API int weft_thread_index(void);
 
-/* Run fn(arg) inside pool (NULL: the default pool) and return when it has
+/* Run fn(arg) inside pool (NULL: the current pool) and return when it has
  * finished, at normal priority from outside, at the caller's priority from a
  * worker.
  *  - outside any pool: the job is injected and the caller blocks;
@@ -212,7 +216,7 @@ WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
  * Any thread. Memory: as weft_run, for both functions. */
 WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
 
-/* Queue fn(arg) to run in pool (NULL: the default pool) without waiting for
+/* Queue fn(arg) to run in pool (NULL: the current pool) without waiting for
  * it. On a worker of pool the job goes to that worker's deque, elsewhere to
  * the pool's injector. weft_pool_destroy finishes it before returning.
  * Any thread (see weft_pool_destroy for the shutdown rule). Never blocks.
@@ -243,7 +247,7 @@ WEFT_API void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_pr
 
 typedef struct weft_scope weft_scope;
 
-/* Run body(scope, arg) inside pool (NULL: the default pool) and return when
+/* Run body(scope, arg) inside pool (NULL: the current pool) and return when
  * body and every job spawned in the scope (transitively) have finished.
  * Scopes nest. Where it runs and how the caller waits: as weft_run.
  * Any thread. Memory: everything the body and its jobs wrote is visible after
@@ -264,7 +268,7 @@ WEFT_API int weft_scope_spawn(weft_scope *scope, weft_fn *fn, void *arg);
 WEFT_API int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg,
                                        weft_priority priority);
 
-/* Run fn(index, arg) exactly once on every worker of pool (NULL: the default
+/* Run fn(index, arg) exactly once on every worker of pool (NULL: the current
  * pool), index being the worker's weft_thread_index(), and return when all
  * have run. Workers run it between jobs (a worker busy with a long job runs
  * it when that job ends or waits); sleeping workers are woken. Allocates
@@ -278,7 +282,7 @@ WEFT_API void weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *a
 
 typedef struct weft_context weft_context;
 
-/* Make the calling thread a participant of pool (NULL: the default pool)
+/* Make the calling thread a participant of pool (NULL: the current pool)
  * until weft_context_release: weft_join, weft_for, weft_scope_run,
  * weft_event_wait and weft_graph_run called by it push their jobs on the
  * context's queues and run them on this thread while it waits; idle workers
@@ -298,7 +302,7 @@ WEFT_API int weft_context_acquire(weft_pool *pool, weft_context **context);
 WEFT_API void weft_context_release(weft_context *context);
 
 /* threads + config.contexts: the size of an array indexed by
- * weft_thread_index() for per-thread data. NULL: the default pool. */
+ * weft_thread_index() for per-thread data. NULL: the current pool. */
 WEFT_API unsigned weft_pool_slots(const weft_pool *pool);
 
 /* A loop body: handle indices [begin, end). */
@@ -332,7 +336,7 @@ typedef struct weft_reducer {
     void *arg;
 } weft_reducer;
 
-/* Reduce [begin, end) with reducer inside pool (NULL: the default pool) and
+/* Reduce [begin, end) with reducer inside pool (NULL: the current pool) and
  * copy the result (size bytes) to result. grain as weft_for: with grain > 0
  * the pieces, and so the order and grouping of every combine, depend only on
  * begin, end and grain: a floating-point reduction gives the same bits on every
@@ -348,7 +352,7 @@ WEFT_API int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain
 
 typedef struct weft_event weft_event;
 
-/* Create an event of pool (NULL: the default pool) that is set once
+/* Create an event of pool (NULL: the current pool) that is set once
  * `dependencies` signals have arrived (0: set at once). Any thread.
  * Returns 0 and sets *event, or EINVAL (event NULL), EAGAIN (no default
  * pool), ENOMEM. */
@@ -401,7 +405,7 @@ WEFT_API int weft_graph_add(weft_graph *graph, weft_fn *fn, void *arg, weft_node
  * 0, EINVAL, EBUSY (running), ENOMEM. */
 WEFT_API int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *after);
 
-/* Run every node once in pool (NULL: the default pool), each after all its
+/* Run every node once in pool (NULL: the current pool), each after all its
  * predecessors, independent nodes in parallel, and return when all have
  * finished. A run allocates nothing (the first after a change allocates for
  * the cycle check). Where it runs and how the caller waits: as weft_run (a

@@ -65,7 +65,7 @@ void weft_context_release(weft_context *context) {
 }
 
 unsigned weft_pool_slots(const weft_pool *pool) {
-    const weft_pool *p = pool ? pool : weft_pool_default();
+    const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
     return p ? p->threads + p->contexts : 0;
 }
 

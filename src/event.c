@@ -15,6 +15,15 @@
  * The lock orders registration against setting: a waiter or follow-up added
  * under the lock either sees `set` and acts at once, or is on a list the
  * setter takes under the same lock.
+ *
+ * Lifetime: a thread that saw the event set may destroy it at once, while
+ * the last signaller is still finishing (unlocking, queueing follow-ups). So
+ * the event is reference counted: one reference for its owner, dropped by
+ * weft_event_destroy, and one per signaller while it is inside
+ * weft_event_signal; the last one frees it. "Set" (`fired`) is published
+ * under the lock once the setter has taken the lists, so a destroy after it
+ * never discards a follow-up of a set event. Waiters' nodes live on their own
+ * stacks, which stay until their latches are set.
  */
 #include <assert.h>
 #include <errno.h>
@@ -30,6 +39,8 @@ typedef struct waiter {
 struct weft_event {
     weft_pool *pool;          /* I */
     _Atomic unsigned pending; /* A: dependencies not yet met */
+    _Atomic bool fired;       /* A: set; the lists are taken */
+    _Atomic unsigned refs;    /* A: the owner's, plus one per signaller inside */
     pthread_mutex_t lock;
     bool set;                  /* L */
     waiter *waiters;           /* L */
@@ -47,6 +58,8 @@ int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies
         return ENOMEM;
     e->pool = pool;
     atomic_init(&e->pending, dependencies);
+    atomic_init(&e->fired, dependencies == 0);
+    atomic_init(&e->refs, 1);
     pthread_mutex_init(&e->lock, NULL);
     e->set = dependencies == 0;
     e->waiters = NULL;
@@ -66,15 +79,19 @@ static void queue_followup(weft_pool *pool, weft__heap_job *h) {
 
 static void fire(weft_event *e) {
     pthread_mutex_lock(&e->lock);
-    e->set = true;
+    weft_pool *pool = e->pool;
     waiter *w = e->waiters;
     weft__heap_job *f = e->followups;
     e->waiters = NULL;
     e->followups = NULL;
+    e->set = true;
+    /* Release: pairs with weft_event_is_set's acquire; the signallers' writes
+     * (acquired by our CAS) come before it. */
+    atomic_store_explicit(&e->fired, true, memory_order_release);
     pthread_mutex_unlock(&e->lock);
     while (f) {
         weft__heap_job *next = (weft__heap_job *)f->job.next;
-        queue_followup(e->pool, f);
+        queue_followup(pool, f);
         f = next;
     }
     while (w) {
@@ -84,23 +101,36 @@ static void fire(weft_event *e) {
     }
 }
 
+static void unref(weft_event *e) {
+    /* Acq_rel: every user's accesses happen-before the free. */
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) {
+        pthread_mutex_destroy(&e->lock);
+        free(e);
+    }
+}
+
 void weft_event_signal(weft_event *event) {
+    /* Relaxed: the caller's own reference (the event is not destroyed while
+     * it may still be signalled) keeps the count above zero. */
+    atomic_fetch_add_explicit(&event->refs, 1, memory_order_relaxed);
     unsigned n = atomic_load_explicit(&event->pending, memory_order_relaxed);
     do {
         assert(n > 0 && "weft_event_signal: more signals than dependencies");
         if (n == 0)
-            return; /* release builds ignore the extra signal (documented) */
+            break; /* release builds ignore the extra signal (documented) */
         /* Acq_rel: each signaller's writes happen-before the last signal,
          * which publishes them through the waiters' latches. */
     } while (!atomic_compare_exchange_weak_explicit(&event->pending, &n, n - 1,
                                                     memory_order_acq_rel, memory_order_relaxed));
     if (n == 1)
         fire(event);
+    unref(event);
 }
 
 bool weft_event_is_set(const weft_event *event) {
-    /* Acquire: pairs with the last signal; what signallers wrote is visible. */
-    return atomic_load_explicit(&((weft_event *)event)->pending, memory_order_acquire) == 0;
+    /* Acquire: pairs with fire's release; what signallers wrote is visible,
+     * and the setter no longer touches the event. */
+    return atomic_load_explicit(&((weft_event *)event)->fired, memory_order_acquire);
 }
 
 void weft_event_wait(weft_event *event) {
@@ -142,15 +172,18 @@ void weft_event_destroy(weft_event *event) {
     if (!event)
         return;
     /* Follow-ups of an event never set are discarded, and no longer keep
-     * weft_pool_destroy waiting. */
+     * weft_pool_destroy waiting. Under the lock: a last signaller may be
+     * taking the list right now. */
+    pthread_mutex_lock(&event->lock);
     weft__heap_job *f = event->followups;
+    event->followups = NULL;
+    assert(!event->waiters && "weft_event_destroy with threads waiting");
+    pthread_mutex_unlock(&event->lock);
     while (f) {
         weft__heap_job *next = (weft__heap_job *)f->job.next;
         weft__count_latch_decrement(f->counter);
         weft__heap_job_free(f);
         f = next;
     }
-    assert(!event->waiters && "weft_event_destroy with threads waiting");
-    pthread_mutex_destroy(&event->lock);
-    free(event);
+    unref(event); /* freed now, or by the signaller still finishing */
 }

@@ -414,11 +414,14 @@ weft_pool *weft_pool_default(void) {
 }
 
 weft_pool *weft__pool_resolve(weft_pool *pool) {
-    return pool ? pool : weft_pool_default();
+    if (pool)
+        return pool;
+    weft__worker *w = weft__tls_worker; /* a worker's or a context's own pool */
+    return w ? w->pool : weft_pool_default();
 }
 
 unsigned weft_pool_threads(const weft_pool *pool) {
-    const weft_pool *p = pool ? pool : weft_pool_default();
+    const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
     return p ? p->threads : 0;
 }
 
@@ -448,7 +451,7 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
 
 void weft_pool_stats(const weft_pool *pool, weft_stats *stats) {
     *stats = (weft_stats){0};
-    const weft_pool *p = pool ? pool : weft_pool_default();
+    const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
     if (!p)
         return;
     uint64_t now = weft__now_ns();

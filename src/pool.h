@@ -54,7 +54,9 @@ struct weft_pool {
     alignas(WEFT_CACHELINE) weft__worker *workers; /* I: threads workers, then contexts */
     unsigned threads;                              /* I */
     unsigned contexts;                             /* I */
-    bool is_default;                               /* I */
+    bool is_default;                               /* set under default_lock before the
+                                                      default pool is published; read
+                                                      only by weft_pool_destroy */
     char name[16];                                 /* I: thread-name prefix */
     void (*on_start)(unsigned worker, void *user); /* I */
     void (*on_exit)(unsigned worker, void *user);  /* I */

@@ -187,6 +187,26 @@ static void on_worker(void *arg) {
     *(int *)arg = weft_thread_index();
 }
 
+/* NULL means the calling thread's own pool on a worker, the default elsewhere. */
+static void null_is_here(void *arg) {
+    weft_pool *pool = arg;
+    CHECK_EQ(weft_pool_threads(NULL), weft_pool_threads(pool));
+    int idx = -2;
+    weft_run(NULL, on_worker, &idx); /* inline, on this very worker */
+    CHECK_EQ(idx, weft_thread_index());
+    weft_stats before, after;
+    weft_pool_stats(NULL, &before);
+    weft_pool_stats(pool, &after);
+    CHECK(before.jobs <= after.jobs); /* the same pool's counters */
+}
+
+TEST(null_means_the_current_pool) {
+    weft_pool *pool = make_pool(3);
+    weft_run(pool, null_is_here, pool);
+    CHECK_EQ(weft_pool_threads(NULL), weft_pool_threads(weft_pool_default()));
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 TEST(run_places_work_in_the_pool) {
     int idx = -2;
     weft_join(on_worker, &idx, nothing, NULL);

@@ -35,7 +35,7 @@ static weft_pool *make_pool(unsigned threads, weft_wake wake) {
 
 static void from_inside(void *arg) {
     void **a = arg;
-    weft_broadcast(NULL, count_run, a[1]); /* NULL: from a worker, the default pool */
+    weft_broadcast(weft_pool_default(), count_run, a[1]); /* another pool: participates */
     weft_broadcast((weft_pool *)a[0], count_run, a[2]);
 }
 

@@ -169,6 +169,32 @@ TEST(last_signal_wakes_only_the_waiter) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
+/* A waiter may destroy the event as soon as its wait returns, while the last
+ * signaller is still in weft_event_signal: the setter must be done with the
+ * event by then (ASan/TSan see the use after free otherwise). */
+static void signal_soon(void *arg) {
+    weft_event_signal((weft_event *)arg);
+}
+
+TEST(destroy_right_after_wait) {
+    weft_pool *pool = make_pool(2);
+    atomic_store(&counter, 0);
+    for (int i = 0; i < scaled(5000); i++) {
+        weft_event *e;
+        CHECK_EQ(weft_event_create(&e, pool, 1), 0);
+        CHECK_EQ(weft_event_then(e, bump, NULL), 0);
+        CHECK_EQ(weft_spawn(pool, signal_soon, e), 0);
+        if (i % 2)
+            weft_event_wait(e);
+        else
+            while (!weft_event_is_set(e)) {
+            }
+        weft_event_destroy(e); /* follow-ups of a set event are not discarded */
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(atomic_load(&counter), scaled(5000)); /* every follow-up ran */
+}
+
 TEST(unset_event_discards_follow_ups) {
     weft_pool *pool = make_pool(2);
     weft_event *e;

@@ -90,7 +90,7 @@ TEST(wide_and_deep) {
 static void run_random(void *arg) {
     built *b = arg;
     for (int r = 0; r < scaled(20); r++)
-        CHECK_EQ(weft_graph_run(b->g, NULL), 0); /* NULL on a worker: the default pool */
+        CHECK_EQ(weft_graph_run(b->g, NULL), 0); /* NULL on a worker: its own pool */
 }
 
 TEST(random_dags_on_an_oversubscribed_pool) {
