@@ -944,6 +944,58 @@ class context {
     weft_context *context_ = nullptr;
 };
 
+/* An event (weft_event_*): a dependency counter with a participating wait.
+ *
+ *   weft::event done(pool, 3);          // three dependencies
+ *   done.then([&] { upload(frame); });  // follow-up, queued once set
+ *   ... three jobs call done.signal() ...
+ *   done.wait();                        // runs jobs until set
+ *
+ * Move-only; the destructor destroys the C event (no thread may still wait on
+ * it; a signaller still finishing its signal() is fine). Follow-ups are
+ * detached jobs (as weft::spawn: an exception escaping one terminates). */
+class event {
+  public:
+    event(pool_ref p, unsigned dependencies) {
+        int err = weft_event_create(&event_, p.get(), dependencies);
+        if (err)
+            detail::throw_error(err, "weft_event_create");
+    }
+    event(event &&other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+    event &operator=(event &&other) noexcept {
+        if (this != &other)
+            weft_event_destroy(std::exchange(event_, std::exchange(other.event_, nullptr)));
+        return *this;
+    }
+    event(const event &) = delete;
+    event &operator=(const event &) = delete;
+    ~event() {
+        weft_event_destroy(event_);
+    }
+
+    void signal() noexcept {
+        weft_event_signal(event_);
+    }
+    bool is_set() const noexcept {
+        return weft_event_is_set(event_);
+    }
+    void wait() const noexcept {
+        weft_event_wait(event_);
+    }
+    template <class F> void then(F &&f) {
+        detail::spawn_detached(
+            std::forward<F>(f),
+            [this](weft_fn *fn, void *arg) { return weft_event_then(event_, fn, arg); },
+            "weft_event_then");
+    }
+    weft_event *get() const noexcept {
+        return event_;
+    }
+
+  private:
+    weft_event *event_ = nullptr;
+};
+
 namespace detail {
 
 /* What a graph's nodes share: the running run's first exception. */

@@ -642,3 +642,26 @@ TEST(priorities) {
     p.destroy();
     CHECK_EQ(ran.load(), 3);
 }
+
+TEST(event_waits_for_every_signal_and_runs_follow_ups) {
+    weft::pool pool(weft::config().threads(2));
+    std::atomic<int> followed{0};
+    for (int round = 0; round < 50; round++) {
+        std::vector<std::size_t> slots(16, 0);
+        weft::event done(pool, 16);
+        done.then([&followed] { followed.fetch_add(1); });
+        for (std::size_t i = 0; i < 16; i++)
+            weft::spawn(pool, [&, i] {
+                slots[i] = i + 1; /* published by the signal */
+                done.signal();
+            });
+        done.wait();
+        CHECK(done.is_set());
+        for (std::size_t i = 0; i < 16; i++)
+            CHECK_EQ(slots[i], i + 1);
+    } /* each event is destroyed right after its wait */
+    weft::event moved = weft::event(pool, 0);
+    CHECK(moved.is_set());
+    pool.destroy();
+    CHECK_EQ(followed.load(), 50);
+}
