@@ -20,7 +20,7 @@ all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	$(CMAKE) --build build/release -j$(JOBS)
 
-test: format-check test-release test-asan test-tsan
+test: format-check test-release test-asan test-tsan verify
 
 test-release:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON
@@ -68,3 +68,6 @@ format-check:
 
 clean:
 	rm -rf build
+
+# verify, verify-all: the spin model of the sleep protocol (verify/README.md)
+include verify/verify.mk

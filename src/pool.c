@@ -127,7 +127,7 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
             weft__sleep_no_work_found(s, &idle, latch);
         }
     }
-    weft__sleep_work_found(s, &idle, false);
+    weft__sleep_stop_looking(s, &idle);
     weft__trace(tracing, &w->stats.trace, WEFT_TRACE_RUN, 0); /* back to the waiting job */
 }
 

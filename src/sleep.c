@@ -15,7 +15,9 @@
  * and searches once more.
  *
  * Invariants (targeted):
- *  1. sleeping <= inactive <= threads, each fits in 16 bits.
+ *  1. sleeping <= inactive, each fits in 16 bits. inactive may exceed threads
+ *     by the wake-ups in flight (a woken worker adds itself back before its
+ *     waker's decrement lands); inactive - sleeping, the searchers, is exact.
  *  2. A worker is counted sleeping exactly while its slot word is DROWSY or
  *     ASLEEP and nobody has woken it; whoever wakes it (a waker holding the
  *     slot lock, or the worker itself in the final-check undo, also under the
@@ -37,7 +39,12 @@
  * SleepFence; check the injector. One fence precedes the other in the single
  * total order, so either the poster sees the sleeper counted (and wakes
  * someone) or the sleeper sees the job (and stays up). The JEC alone does not
- * suffice because it can wrap around.
+ * suffice: it can wrap around, and under C11 a poster that finds the JEC
+ * already odd only loads the counters, so a worker that gets sleepy after
+ * that load is not ordered after the push at all (the spin model in verify/
+ * finds this lost wake-up without any wrap-around once the check is gone).
+ * A searcher that leaves because its latch is set hands over in the same way
+ * (weft__sleep_stop_looking).
  *
  * References: Rayon RFC #5 and rayon-core's sleep/README.md (seeds 000-002);
  * docs/sleep.md.
@@ -446,6 +453,31 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
      * so the rest does not wait for us (seed 000's "missed hazards"). */
     unsigned sleepers = sleeping_of(old);
     if (more && sleepers > 0 && inactive_of(old) - sleepers == 1)
+        wake_any(s, 1);
+}
+
+/* A poster that saw us searching woke nobody (idle >= n in new_jobs); now we
+ * leave without looking again. If we were the last searcher and someone
+ * sleeps, look once more after a fence, and hand over to a sleeper if an
+ * outside job is waiting; otherwise it would wait for however long our
+ * caller's continuation runs. Found by the spin model (verify/, leave
+ * hand-over): the fence pairs with the poster's PushFence as the SleepFence
+ * does, so either we see its push or it saw us gone. */
+void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
+    debug_point(s, WEFT_DEBUG_LEAVING);
+    if (s->wake_all) {
+        weft__sleep_work_found(s, idle, false);
+        return;
+    }
+    if (idle->search_ns)
+        stats_search_end(idle, weft__now_ns());
+    idle->stats->woken_without_job = false;
+    uint64_t old = atomic_fetch_sub_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
+    unsigned sleepers = sleeping_of(old);
+    if (sleepers == 0 || inactive_of(old) - sleepers != 1)
+        return;
+    weft__fence_seq_cst();
+    if (weft__pool_final_check(s->pool, idle->index))
         wake_any(s, 1);
 }
 

@@ -69,6 +69,10 @@ WEFT_HIDDEN void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, uns
                                            weft__stats *stats);
 WEFT_HIDDEN void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more);
 
+/* The search loop ends because its latch is set (not because work was
+ * found); hands over to a sleeper if it was the last searcher (see sleep.c). */
+WEFT_HIDDEN void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle);
+
 /* A search found nothing: search again, get sleepy, or sleep until woken
  * (new work, or latch set). Returns when the caller should search again. */
 WEFT_HIDDEN void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch);
@@ -124,6 +128,7 @@ typedef enum {
     WEFT_DEBUG_BEFORE_FINAL_CHECK,   /* targeted: counted, before the SleepFence */
     WEFT_DEBUG_LEGACY_BEFORE_ASLEEP, /* wake-all: sleepy, about to mark itself asleep */
     WEFT_DEBUG_WOKEN,                /* targeted: woken, before it counts itself searching */
+    WEFT_DEBUG_LEAVING,              /* its latch is set: about to stop searching */
 } weft__debug_point;
 WEFT_HIDDEN extern void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
 

@@ -203,6 +203,57 @@ TEST(woken_but_not_running_is_not_idle) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
+/* A searcher leaving its loop because its latch was set: a job posted while
+ * it still counted as idle woke nobody, so the leaver must hand over to a
+ * sleeper, or the job waits for its continuation. Here the continuation waits
+ * for that job: without the hand-over it can only time out. (Found by the
+ * spin model, verify/: leave hand-over.) */
+static _Atomic int leave_armed, leave_job_ran;
+static weft__job leave_job;
+
+static void leave_job_execute(weft__job *job) {
+    (void)job;
+    atomic_store(&leave_job_ran, 1);
+}
+
+static void post_while_leaving(weft__sleep *s, weft__debug_point p) {
+    if (p != WEFT_DEBUG_LEAVING || !atomic_exchange(&leave_armed, 0))
+        return;
+    leave_job.execute = leave_job_execute;
+    weft__pool_inject(s->pool, &leave_job, WEFT_PRIORITY_NORMAL); /* sees us idle */
+}
+
+static _Atomic int waiter_started, waiter_finished;
+
+static void wait_then_need_the_job(void *arg) {
+    atomic_store(&waiter_started, 1);
+    weft_event_wait((weft_event *)arg);
+    wait_flag(&leave_job_ran); /* only a sleeper can run it now */
+    atomic_store(&waiter_finished, 1);
+}
+
+TEST(leaving_searcher_hands_over_to_a_sleeper) {
+    weft_pool *pool = make_pool(2, WEFT_WAKE_TARGETED, WEFT_LEAVE_FAST);
+    for (int i = 0; i < 10; i++) {
+        weft_event *e;
+        CHECK_EQ(weft_event_create(&e, pool, 1), 0);
+        atomic_store(&waiter_started, 0);
+        atomic_store(&waiter_finished, 0);
+        atomic_store(&leave_job_ran, 0);
+        CHECK_EQ(weft_spawn(pool, wait_then_need_the_job, e), 0);
+        wait_flag(&waiter_started);
+        wait_all_asleep(pool); /* the waiter on its latch, the other for work */
+        atomic_store(&weft__sleep_debug_hook, post_while_leaving);
+        atomic_store(&leave_armed, 1);
+        weft_event_signal(e); /* wakes the waiter, which leaves its loop */
+        wait_flag(&waiter_finished);
+        CHECK_EQ(atomic_load(&leave_armed), 0); /* the hook did post the job */
+        atomic_store(&weft__sleep_debug_hook, NULL);
+        weft_event_destroy(e);
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 /* Targeted: one outside job wakes one sleeper, not all of them. */
 static void hold_and_count(void *arg) {
     weft_pool *pool = arg;

@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# Model-check weft's targeted sleep protocol and its latch protocol with SPIN
+# (verify/sleep.pml; verify/README.md explains the model and the results).
+#
+#   verify/run.sh              run every check; exit 0 only if every correct
+#                              model passes and every broken variant is rejected
+#   verify/run.sh --all        also the bigger configurations
+#   verify/run.sh NAME...      run only the named checks
+#   verify/run.sh --list       list the checks
+#   verify/run.sh --trail NAME print the counterexample of a rejected check,
+#                              one line per step of a process
+#
+# Needs spin and a C compiler. Build products go to a temporary directory.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+model=$here/sleep.pml
+CC=${CC:-gcc}
+# Exhaustive search, state vectors compressed; pan stops (and the check fails
+# as incomplete) if it would need more than MEMLIM MB.
+PAN_CFLAGS=(-O1 -w -DSAFETY -DCOLLAPSE -DMEMLIM=2048)
+PAN_DEPTH=200000
+
+# name | expected | what it shows | spin -D flags
+#   pass      exhaustive search, no assertion violation, no invalid end state
+#   lost      SPIN finds an invalid end state (a thread blocked for ever while a
+#             job is queued or a latch is set); assertions are ignored (-A) so
+#             that the counterexample is a lost wake-up
+#   assert    SPIN finds an assertion violation
+CHECKS=(
+"sleep|pass|no lost wake-up, invariants hold (C11, 2 workers, 2 jobs, JEC mod 2)|"
+"sleep-3|pass|no lost wake-up, invariants hold (C11, 3 workers, 1 job)|-DW=3 -DNJOBS=1"
+"sleep-jec4|pass|no lost wake-up, invariants hold (C11, 2 workers, 2 jobs, JEC mod 4)|-DJEC_MOD=4"
+"sleep-context|pass|no lost wake-up, invariants hold (C11, 3 workers, no jobs: latches only, a context owner too)|-DCONTEXT -DNJOBS=0 -DW=3"
+"sleep-tso|pass|no lost wake-up, invariants hold (x86-TSO, 2 workers, 2 jobs)|-DTSO"
+"broken-final-check|lost|final injector check removed (C11; JEC mod 8: no wrap-around needed)|-DNO_FINAL_CHECK -DJEC_MOD=8"
+"broken-final-check-wrap|lost|final check removed (TSO; owner 0 never returns; JEC mod 2 wraps)|-DTSO -DNO_FINAL_CHECK -DOWNER_LEAVES -DJEC_MOD=2"
+"no-final-check-no-wrap|pass|control: the same with JEC mod 8 (never wraps) passes|-DTSO -DNO_FINAL_CHECK -DOWNER_LEAVES -DJEC_MOD=8"
+"broken-push-fence|lost|PushFence removed (TSO: the push waits in the store buffer)|-DTSO -DNO_PUSH_FENCE"
+"broken-sleep-fence|lost|SleepFence removed (C11: the final check is an unordered load)|-DNO_SLEEP_FENCE"
+"broken-waker-no-lock|lost|wake_specific without the slot lock|-DNO_WAKER_LOCK"
+"broken-drowsy-after-count|lost|DROWSY stored after the counting CAS (C11: the wake hint goes stale)|-DDROWSY_AFTER_COUNT"
+"broken-latch-no-cas|lost|latch owner stores SLEEPING instead of CAS SLEEPY->SLEEPING|-DLATCH_NO_CAS"
+"broken-context-no-cas|lost|the same for a context owner (latches only)|-DCONTEXT_NO_CAS -DCONTEXT -DNJOBS=0"
+"finding-inv1|assert|weft as is: inactive <= threads (sleep.c invariant 1) fails while a woken worker counts twice|-DSTRICT_INV1"
+"broken-old-wake|assert|weft before e0e49d2 (waker left the woken worker inactive): sleeping <= inactive fails|-DOLD_WAKE"
+"broken-no-handover|lost|leave hand-over removed (weft before it): a job waits for a latch owner that left the loop (TSO)|-DTSO -DOWNER_LEAVES -DNO_LEAVE_HANDOVER"
+"owner-leaves|pass|no job waits for a latch owner that left the loop: the leave hand-over (C11, 2 workers, 2 jobs)|-DOWNER_LEAVES"
+)
+
+# Bigger configurations, run with --all (about 40 s more here).
+EXTRA=(
+"owner-leaves-3|pass|the same with 3 workers, 1 job (C11)|-DW=3 -DNJOBS=1 -DOWNER_LEAVES"
+"sleep-context-1|pass|no lost wake-up, invariants hold (C11, 2 workers, 1 job, a context owner)|-DCONTEXT -DNJOBS=1"
+)
+
+field() { # field N LINE
+    local IFS='|'
+    # shellcheck disable=SC2206
+    local f=($2)
+    printf '%s' "${f[$1]:-}"
+}
+
+find_check() {
+    local c
+    for c in "${CHECKS[@]}" "${EXTRA[@]}"; do
+        if [ "$(field 0 "$c")" = "$1" ]; then
+            printf '%s' "$c"
+            return 0
+        fi
+    done
+    return 1
+}
+
+need_tools() {
+    if ! command -v spin >/dev/null 2>&1; then
+        echo "FAIL spin not found (apt-get install spin)"
+        exit 1
+    fi
+    if ! command -v "$CC" >/dev/null 2>&1; then
+        echo "FAIL $CC not found"
+        exit 1
+    fi
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft-verify.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# build NAME FLAGS: generate and compile pan in $tmp/NAME
+build() {
+    local dir=$tmp/$1
+    mkdir -p "$dir"
+    cp "$model" "$dir/sleep.pml"
+    # shellcheck disable=SC2086
+    (cd "$dir" && spin $2 -a sleep.pml >spin.out 2>&1) || {
+        echo "FAIL $1: spin -a failed"
+        sed 's/^/    /' "$dir/spin.out"
+        return 1
+    }
+    (cd "$dir" && "$CC" "${PAN_CFLAGS[@]}" -o pan pan.c >cc.out 2>&1) || {
+        echo "FAIL $1: compiling pan.c failed"
+        sed 's/^/    /' "$dir/cc.out" | head -20
+        return 1
+    }
+}
+
+passed=0
+failed=0
+
+run_check() {
+    local line=$1
+    local name expect what flags dir out states secs t0 t1 panargs
+    name=$(field 0 "$line")
+    expect=$(field 1 "$line")
+    what=$(field 2 "$line")
+    flags=$(field 3 "$line")
+    dir=$tmp/$name
+    if ! build "$name" "$flags"; then
+        failed=$((failed + 1))
+        return
+    fi
+    panargs=("-m$PAN_DEPTH")
+    [ "$expect" = lost ] && panargs+=(-A)
+    t0=$(date +%s.%N)
+    (cd "$dir" && ./pan "${panargs[@]}" >pan.out 2>&1)
+    t1=$(date +%s.%N)
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    out=$dir/pan.out
+    states=$(awk '/states, stored/ { print $1; exit }' "$out")
+    local errors incomplete
+    errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | head -1)
+    incomplete=0
+    grep -q -e 'Search not completed' -e 'max search depth too small' \
+        -e 'reached -DMEMLIM bound' "$out" && incomplete=1
+    local ok=0 why=""
+    case $expect in
+    pass)
+        if [ "$errors" = 0 ] && [ $incomplete = 0 ]; then
+            ok=1
+            why="$what ($states states, ${secs}s)"
+        elif [ $incomplete = 1 ] && [ "$errors" = 0 ]; then
+            why="search incomplete ($states states)"
+        else
+            why="spin found an error: $(grep -m1 -e 'pan:1:' "$out")"
+        fi
+        # The main model must not be vacuous: every worker statement is
+        # reachable, except the submitter's store-buffer drain in the inline
+        # they share.
+        if [ $ok = 1 ] && [ "$name" = sleep ]; then
+            local unreached
+            unreached=$(awk '/^unreached in proctype Worker/ { on = 1; next }
+                             /^unreached in/ { on = 0 }
+                             on && /sleep\.pml:/ && !/"(sb = 0|uf = 1|lrel = pushes)"/' "$out")
+            if [ -n "$unreached" ]; then
+                ok=0
+                why="Worker statements unreachable (vacuous model?): $(echo "$unreached" | head -3 | tr -s '\t\n' '  ')"
+            fi
+        fi
+        ;;
+    lost)
+        if grep -q 'pan:1: invalid end state' "$out"; then
+            ok=1
+            why="rejected as expected: lost wake-up, $what"
+        else
+            why="expected a lost wake-up (invalid end state), spin found none ($states states)"
+        fi
+        ;;
+    assert)
+        if grep -q 'pan:1: assertion violated' "$out"; then
+            ok=1
+            why="rejected as expected: $what"
+        else
+            why="expected an assertion violation, spin found none ($states states)"
+        fi
+        ;;
+    esac
+    if [ $ok = 1 ]; then
+        printf 'ok  %s: %s\n' "$name" "$why"
+        passed=$((passed + 1))
+    else
+        printf 'FAIL %s: %s\n' "$name" "$why"
+        failed=$((failed + 1))
+    fi
+}
+
+# One line per step: pid, process, model line, what it did.
+trail() {
+    local line name expect flags dir
+    line=$(find_check "$1") || { echo "no check named $1" >&2; exit 2; }
+    name=$1
+    expect=$(field 1 "$line")
+    flags=$(field 3 "$line")
+    dir=$tmp/$name
+    build "$name" "$flags" || exit 1
+    local panargs=("-m$PAN_DEPTH" -i)
+    [ "$expect" = lost ] && panargs+=(-A)
+    (cd "$dir" && ./pan "${panargs[@]}" >pan.out 2>&1)
+    if [ ! -f "$dir/sleep.pml.trail" ]; then
+        echo "$name: spin found no counterexample" >&2
+        exit 1
+    fi
+    echo "# $name: spin $flags (shortest counterexample found)"
+    echo "# pids: 0 Submitter, 1 Setter, 2 Memory, 3 init, 4.. Worker 0.., then Context (a line: pid, process, model line, steps)"
+    echo "# word: 0 AWAKE 1 DROWSY 2 ASLEEP; latch: 0 UNSET 1 SLEEPY 2 SLEEPING 3 SET; latch[W] = LJOB"
+    echo "# phase: 0 searching, 1 get sleepy next, 2 sleepy; ghosts (know, rel, counted, ...) omitted"
+    # shellcheck disable=SC2086
+    (cd "$dir" && spin $flags -t -p sleep.pml 2>&1) |
+        sed -n -E 's/^ *[0-9]+:[[:space:]]+proc +([0-9]+) \(([A-Za-z]+)[^)]*\) sleep\.pml:([0-9]+) \(state [0-9]+\)[[:space:]]+(.*)$/\1 \2 \3 \4/p' |
+        grep -v -e '\[(1)\]' -e '\.(goto)' -e '\[else\]' -e '\[break\]' -e 'assert(' \
+            -e 'run Worker' -e 'cur = (' -e '\[know\[' -e '\[l\{0,1\}rel = ' \
+            -e '\[wk\[' -e '\[uf = ' -e '\[pops = ' -e '\[counted\[' -e '\[waking\[' \
+            -e '\[seen = ' -e '\[(!(stop))\]$' -e '\[(ok)\]$' -e '\[(stop)\]$' -e '\[(got)\]$' |
+        grep -v -E '\[(ok|woke|n|i|old|stop|got|more|c_in|c_sl|nonempty|seen|was_empty) = 0\]$' |
+        awk '{ key = $1 " " $3; txt = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", txt)
+               if (key != prev) { if (NR > 1) printf "\n"; printf "%-3s %-10s line %-4s %s", $1, $2, $3, txt }
+               else printf "  %s", txt
+               prev = key }
+             END { printf "\n" }'
+    echo "# end state:"
+    # shellcheck disable=SC2086
+    (cd "$dir" && spin $flags -t sleep.pml 2>&1) | sed -n '/processes:/,$p' | grep -e 'proc ' | sed 's/^/#   /'
+}
+
+case ${1:-} in
+--list)
+    for c in "${CHECKS[@]}" "${EXTRA[@]}"; do
+        printf '%-26s %-6s %s\n' "$(field 0 "$c")" "$(field 1 "$c")" "$(field 2 "$c")"
+    done
+    exit 0
+    ;;
+--trail)
+    [ $# -eq 2 ] || { echo "usage: $0 --trail NAME" >&2; exit 2; }
+    need_tools
+    trail "$2"
+    exit 0
+    ;;
+-h | --help)
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    exit 0
+    ;;
+esac
+
+need_tools
+start=$(date +%s)
+if [ "${1:-}" = --all ]; then
+    for c in "${CHECKS[@]}" "${EXTRA[@]}"; do
+        run_check "$c"
+    done
+elif [ $# -gt 0 ]; then
+    for n in "$@"; do
+        if c=$(find_check "$n"); then
+            run_check "$c"
+        else
+            echo "FAIL $n: no such check (see --list)"
+            failed=$((failed + 1))
+        fi
+    done
+else
+    for c in "${CHECKS[@]}"; do
+        run_check "$c"
+    done
+fi
+echo "# $(($(date +%s) - start))s"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
