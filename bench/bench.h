@@ -1,0 +1,262 @@
+/* bench.h: what every benchmark program shares.
+ *
+ * A benchmark program is the driver (driver.c: command line, workloads,
+ * measurement, JSON output) linked with one "system" file that says how to
+ * run each workload's parallel shape on that scheduler (bench_system below).
+ * The driver is the same object code for every system, so every system is
+ * timed, checked and reported by the same lines; the system files hold only
+ * the scheduler calls.
+ *
+ * This header holds the helpers the driver and the system files share:
+ * clocks, CPU time, busy-spin, percentiles, JSON output, and the small
+ * sequential kernels (loop body, n-queens step) that must be the same code on
+ * every system. It is valid C11 and C++ (the TBB program includes it).
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- clocks ------------------------------------------------------------ */
+
+static inline uint64_t bench_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* User + system CPU time of the whole process (every thread), in seconds.
+ * Only meaningful over regions of 100 ms or more: the kernel may account a
+ * thread's time a tick (up to 4 ms) late. */
+static inline double bench_cpu_s(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* Busy-wait for ns nanoseconds of wall time, reading CLOCK_MONOTONIC: the
+ * "job of N microseconds" of every workload. */
+static inline void bench_spin_ns(uint64_t ns) {
+    uint64_t start = bench_now_ns();
+    while (bench_now_ns() - start < ns) {
+    }
+}
+
+/* Sleep until an absolute CLOCK_MONOTONIC time, resuming after signals. */
+static inline void bench_sleep_until_ns(uint64_t deadline) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(deadline / 1000000000u);
+    ts.tv_nsec = (long)(deadline % 1000000000u);
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+    }
+}
+
+static inline void bench_sleep_ns(uint64_t ns) {
+    bench_sleep_until_ns(bench_now_ns() + ns);
+}
+
+/* A region measured by wall clock and process CPU time. */
+typedef struct bench_span {
+    uint64_t wall_ns;
+    double cpu_s;
+} bench_span;
+
+static inline bench_span bench_span_start(void) {
+    bench_span s;
+    s.cpu_s = bench_cpu_s();
+    s.wall_ns = bench_now_ns();
+    return s;
+}
+
+/* Turn a started span into the region's length: wall seconds and CPU seconds. */
+static inline void bench_span_stop(bench_span *s, double *wall_s, double *cpu_s) {
+    uint64_t end = bench_now_ns();
+    *cpu_s = bench_cpu_s() - s->cpu_s;
+    *wall_s = 1e-9 * (double)(end - s->wall_ns);
+}
+
+/* ---- percentiles ------------------------------------------------------- */
+
+static inline int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static inline void bench_sort_doubles(double *v, size_t n) {
+    qsort(v, n, sizeof *v, bench_cmp_double);
+}
+
+/* Nearest-rank percentile p (0..100] of n sorted values. */
+static inline double bench_percentile(const double *sorted, size_t n, double p) {
+    if (n == 0)
+        return 0.0;
+    size_t rank = (size_t)(p / 100.0 * (double)n + 0.999999);
+    if (rank < 1)
+        rank = 1;
+    if (rank > n)
+        rank = n;
+    return sorted[rank - 1];
+}
+
+/* ---- JSON lines -------------------------------------------------------- */
+
+/* One result line: bench_json_begin, any number of fields, bench_json_end. */
+static inline void bench_json_begin(const char *system, const char *workload, unsigned threads,
+                                    int run) {
+    printf("{\"system\":\"%s\",\"workload\":\"%s\",\"threads\":%u,\"run\":%d", system, workload,
+           threads, run);
+}
+
+static inline void bench_json_num(const char *key, double value) {
+    printf(",\"%s\":%.9g", key, value);
+}
+
+static inline void bench_json_end(void) {
+    printf("}\n");
+    fflush(stdout);
+}
+
+/* ---- sequential kernels shared by every system ------------------------- */
+
+/* The loop workload's body: trivial work per index. Vectorised on every
+ * system (programs are built with -fopenmp-simd): gcc's -O2 cost model would
+ * leave it scalar while clang and rustc vectorise it, and the loop workload
+ * would then compare compilers instead of schedulers. */
+static inline void bench_loop_kernel(int *a, size_t begin, size_t end) {
+#pragma omp simd
+    for (size_t i = begin; i < end; i++)
+        a[i] += 1;
+}
+
+/* N-queens as a search tree: a node is a board with `row` queens placed and
+ * the list of columns where the next queen fits. Every system walks it the
+ * same way: split the candidate list in halves (a fork) until one candidate
+ * is left, place it (bench_nq_leaf) and recurse into the child board. */
+#define BENCH_NQ_MAX 16
+
+typedef struct bench_nq {
+    int n, row, ncand;
+    unsigned cols, d1, d2;
+    unsigned cand[BENCH_NQ_MAX];
+} bench_nq;
+
+static inline void bench_nq_fill(bench_nq *s) {
+    unsigned full = (1u << s->n) - 1;
+    unsigned free_cols = full & ~(s->cols | s->d1 | s->d2);
+    s->ncand = 0;
+    while (free_cols) {
+        unsigned bit = free_cols & (0u - free_cols);
+        s->cand[s->ncand++] = bit;
+        free_cols &= free_cols - 1;
+    }
+}
+
+static inline void bench_nq_root(bench_nq *s, int n) {
+    s->n = n;
+    s->row = 0;
+    s->cols = s->d1 = s->d2 = 0;
+    bench_nq_fill(s);
+}
+
+/* Place candidate i of s. Returns the solutions this placement settles (1 if
+ * it completes the board, 0 if the child board is a dead end), or -1 when the
+ * child board, written to *child, must be searched. */
+static inline long bench_nq_leaf(const bench_nq *s, int i, bench_nq *child) {
+    unsigned bit = s->cand[i];
+    if (s->row + 1 == s->n)
+        return 1;
+    child->n = s->n;
+    child->row = s->row + 1;
+    child->cols = s->cols | bit;
+    child->d1 = ((s->d1 | bit) << 1) & ((1u << s->n) - 1);
+    child->d2 = (s->d2 | bit) >> 1;
+    bench_nq_fill(child);
+    return child->ncand ? -1 : 0;
+}
+
+/* Solutions below candidate i of s: bench_nq_leaf, then search(child) when
+ * the child board must be searched. */
+static inline long bench_nq_place(const bench_nq *s, int i, long (*search)(const bench_nq *child)) {
+    bench_nq child;
+    long k = bench_nq_leaf(s, i, &child);
+    return k >= 0 ? k : search(&child);
+}
+
+/* Mergesort pieces (driver.c): sort a[0..n) serially using tmp[0..n), and
+ * merge the sorted runs a[0..mid) and a[mid..n) through tmp. */
+void bench_msort_leaf(int *a, int *tmp, size_t n);
+void bench_merge(int *a, size_t mid, size_t n, int *tmp);
+
+/* ---- the system interface ---------------------------------------------- */
+
+typedef struct bench_pool bench_pool; /* whatever the system's pool is */
+typedef void bench_job_fn(void *arg);
+typedef void bench_piece_fn(size_t i, void *arg);
+
+/* create() flag: the pool will get detached jobs from an outside thread that
+ * does not take part in the work (sporadic), so every one of the `threads`
+ * must be a worker. Without it the calling thread may be one of them. */
+#define BENCH_POOL_SUBMIT 1u
+
+/* How one system runs each workload. A NULL entry means the system has no
+ * such shape (the serial reference has no pool to submit to); the driver then
+ * prints nothing for that workload. Every entry that takes a pool is called
+ * from the thread that created it, outside the pool, except submit, which is
+ * called from inside outside()'s callback. */
+typedef struct bench_system {
+    const char *name;
+    int variant; /* system-specific: which configuration of the library */
+    bench_pool *(*create)(const struct bench_system *sys, unsigned threads, unsigned flags);
+    void (*destroy)(bench_pool *pool);
+    long (*fib)(bench_pool *pool, int n);             /* fork at every call */
+    void (*loop)(bench_pool *pool, int *a, size_t n); /* default partitioner */
+    long (*nqueens)(bench_pool *pool, int n);         /* fork at every placement */
+    void (*msort)(bench_pool *pool, int *a, int *tmp, size_t n, size_t cutoff);
+    /* A parallel loop of n pieces of one index each; waits for all. */
+    void (*pieces)(bench_pool *pool, size_t n, bench_piece_fn *fn, void *arg);
+    /* n separately spawned jobs (a scope / task group); waits for all. */
+    void (*jobs)(bench_pool *pool, size_t n, bench_piece_fn *fn, void *arg);
+    /* Run fn(arg) as the outside thread that submits detached jobs; NULL: the
+     * calling thread is that thread, call fn directly. */
+    void (*outside)(bench_pool *pool, bench_job_fn *fn, void *arg);
+    void (*submit)(bench_pool *pool, bench_job_fn *fn, void *arg); /* detached job */
+    void (*roundtrip)(bench_pool *pool); /* run an empty job in the pool, wait */
+} bench_system;
+
+/* The members that every system file defines as static functions of these
+ * names, for its bench_system initialiser. */
+#define BENCH_SYSTEM_COMMON                                                                        \
+    .create = create, .destroy = destroy, .fib = fib, .loop = loop, .nqueens = nqueens,            \
+    .msort = msort, .pieces = pieces
+
+/* Defined by each program's system file: the i-th system it provides, NULL
+ * past the last. */
+const bench_system *bench_system_get(unsigned i);
+
+/* The driver's entry point; a program's main() is just this. */
+int bench_main(int argc, char **argv);
+
+/* Print "FAIL <what>" to stderr and exit(1): results are wrong or a call
+ * failed, and no number from this run may be trusted. */
+void bench_die(const char *what, const char *detail);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BENCH_H */

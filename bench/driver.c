@@ -1,0 +1,633 @@
+/* driver.c: command line, workloads, measurement and checks, shared by every
+ * benchmark program (see bench.h). One invocation runs one workload of one
+ * system for one run index, at each of the workload's pool sizes, and prints
+ * one JSON line per measurement.
+ *
+ *   PROG --system NAME --workload NAME [--run R] [--smoke] [--threads T]
+ *   PROG --list            print the workload names, one a line
+ *   PROG --systems         print the system names, one a line
+ *
+ * Exit status: 0 (also when the system has no such workload: nothing is
+ * printed), 1 when a result is wrong or a call failed ("FAIL ..." on stderr),
+ * 2 on a usage error.
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+/* Sizes of every workload. Full sizes are the benchmark; smoke sizes only
+ * keep every program and code path exercised. */
+typedef struct sizes {
+    int fib30, fib35;         /* fib(n) */
+    size_t loop_n;            /* loop iterations per call */
+    int loop_reps;            /* timed calls per run (one call is a few ms) */
+    int nqueens;              /* board size */
+    size_t msort_n;           /* elements */
+    size_t msort_cutoff;      /* serial below this many elements */
+    unsigned sporadic_jobs;   /* jobs per sporadic run */
+    double sweep_point_s;     /* target length of one sweep point */
+    unsigned roundtrip_calls; /* at least this many calls... */
+    double roundtrip_min_s;   /* ...and at least this long */
+    unsigned burst_iters;     /* bursts per run */
+    unsigned control_iters;   /* control ticks per run */
+    double idle_s;            /* idle time measured */
+} sizes;
+
+static const sizes full_sizes = {30,   35,   10000000, 10,  12,   10000000, 2048,
+                                 2000, 0.25, 10000,    0.2, 1000, 300,      1.0};
+static const sizes smoke_sizes = {20,  22,   200000, 2,   8,  200000, 2048,
+                                  100, 0.03, 1000,   0.0, 50, 20,     0.1};
+
+#define US 1000u
+#define MS 1000000u
+
+/* Parameters fixed by the workload definitions (docs/performance.md). */
+#define SPORADIC_PERIOD_NS (500 * US)
+#define SPORADIC_JOB_NS    (20 * US)
+#define BURST_PIECES       64
+#define BURST_PIECE_NS     (5 * US)
+#define BURST_GAP_NS       (200 * US)
+#define CONTROL_JOBS       16
+#define CONTROL_JOB_NS     (2 * US)
+#define CONTROL_SERIAL_NS  (200 * US)
+#define CONTROL_IDLE_NS    (3 * MS)
+#define ROUNDTRIP_SAMPLES  200000u /* latencies kept for the percentiles */
+#define MSORT_SEED         0x9e3779b97f4a7c15ull
+
+typedef struct run_ctx {
+    const bench_system *sys;
+    const sizes *sz;
+    const char *workload;
+    unsigned threads;
+    int run;
+} run_ctx;
+
+void bench_die(const char *what, const char *detail) {
+    fprintf(stderr, "FAIL %s: %s\n", what, detail);
+    exit(1);
+}
+
+static void check(const run_ctx *c, bool ok, const char *detail) {
+    if (!ok) {
+        char what[160];
+        snprintf(what, sizeof what, "%s %s threads=%u", c->sys->name, c->workload, c->threads);
+        bench_die(what, detail);
+    }
+}
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n);
+    if (!p)
+        bench_die("malloc", strerror(ENOMEM));
+    return p;
+}
+
+static void emit_begin(const run_ctx *c) {
+    bench_json_begin(c->sys->name, c->workload, c->threads, c->run);
+}
+
+/* ---- mergesort pieces (bench.h) ---------------------------------------- */
+
+#define INSERTION_MAX 16
+
+static void insertion_sort(int *a, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        int v = a[i];
+        size_t j = i;
+        while (j > 0 && a[j - 1] > v) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = v;
+    }
+}
+
+void bench_merge(int *a, size_t mid, size_t n, int *tmp) {
+    size_t i = 0, j = mid, k = 0;
+    while (i < mid && j < n)
+        tmp[k++] = a[j] < a[i] ? a[j++] : a[i++];
+    while (i < mid)
+        tmp[k++] = a[i++];
+    while (j < n)
+        tmp[k++] = a[j++];
+    memcpy(a, tmp, n * sizeof *a);
+}
+
+void bench_msort_leaf(int *a, int *tmp, size_t n) {
+    if (n <= INSERTION_MAX) {
+        insertion_sort(a, n);
+        return;
+    }
+    size_t h = n / 2;
+    bench_msort_leaf(a, tmp, h);
+    bench_msort_leaf(a + h, tmp + h, n - h);
+    bench_merge(a, h, n, tmp);
+}
+
+/* ---- compute workloads: fib, loop, nqueens, msort ---------------------- */
+
+static long fib_ref(int n) {
+    long a = 0, b = 1;
+    for (int i = 0; i < n; i++) {
+        long t = a + b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static void fib_run(const run_ctx *c, int n) {
+    if (!c->sys->fib)
+        return;
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    check(c, c->sys->fib(pool, n < 20 ? n : 20) == fib_ref(n < 20 ? n : 20), "warm-up fib");
+    uint64_t t0 = bench_now_ns();
+    long r = c->sys->fib(pool, n);
+    double wall = 1e-9 * (double)(bench_now_ns() - t0);
+    c->sys->destroy(pool);
+    check(c, r == fib_ref(n), "wrong fib value");
+    emit_begin(c);
+    bench_json_num("n", n);
+    bench_json_num("wall_s", wall);
+    bench_json_num("tasks", (double)(2 * fib_ref(n + 1) - 1)); /* calls of fib() */
+    bench_json_end();
+}
+
+static void wl_fib30(const run_ctx *c) {
+    fib_run(c, c->sz->fib30);
+}
+
+static void wl_fib35(const run_ctx *c) {
+    fib_run(c, c->sz->fib35);
+}
+
+static void wl_loop(const run_ctx *c) {
+    if (!c->sys->loop)
+        return;
+    size_t n = c->sz->loop_n;
+    int *a = xmalloc(n * sizeof *a);
+    memset(a, 0, n * sizeof *a);
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    c->sys->loop(pool, a, n); /* warm-up: threads started, pages touched */
+    uint64_t t0 = bench_now_ns();
+    for (int r = 0; r < c->sz->loop_reps; r++)
+        c->sys->loop(pool, a, n);
+    double wall = 1e-9 * (double)(bench_now_ns() - t0) / c->sz->loop_reps;
+    c->sys->destroy(pool);
+    for (size_t i = 0; i < n; i++)
+        check(c, a[i] == c->sz->loop_reps + 1, "an index was not visited exactly once per call");
+    free(a);
+    emit_begin(c);
+    bench_json_num("n", (double)n);
+    bench_json_num("wall_s", wall);
+    bench_json_end();
+}
+
+static long nqueens_ref(int n) {
+    static const long counts[] = {1, 1, 0, 0, 2, 10, 4, 40, 92, 352, 724, 2680, 14200, 73712};
+    return n >= 0 && n < (int)(sizeof counts / sizeof counts[0]) ? counts[n] : -1;
+}
+
+static void wl_nqueens(const run_ctx *c) {
+    if (!c->sys->nqueens)
+        return;
+    int n = c->sz->nqueens;
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    check(c, c->sys->nqueens(pool, 6) == nqueens_ref(6), "warm-up nqueens(6)");
+    uint64_t t0 = bench_now_ns();
+    long r = c->sys->nqueens(pool, n);
+    double wall = 1e-9 * (double)(bench_now_ns() - t0);
+    c->sys->destroy(pool);
+    check(c, r == nqueens_ref(n), "wrong number of solutions");
+    emit_begin(c);
+    bench_json_num("n", n);
+    bench_json_num("wall_s", wall);
+    bench_json_num("solutions", (double)r);
+    bench_json_end();
+}
+
+static uint64_t fill_random(int *a, size_t n) {
+    uint64_t x = MSORT_SEED, sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        a[i] = (int)(x >> 33);
+        sum += (uint64_t)a[i];
+    }
+    return sum;
+}
+
+static void check_sorted(const run_ctx *c, const int *a, size_t n, uint64_t sum) {
+    uint64_t s = n ? (uint64_t)a[0] : 0;
+    for (size_t i = 1; i < n; i++) {
+        check(c, a[i - 1] <= a[i], "array not sorted");
+        s += (uint64_t)a[i];
+    }
+    check(c, s == sum, "sorted array is not a permutation of the input");
+}
+
+static void wl_msort(const run_ctx *c) {
+    if (!c->sys->msort)
+        return;
+    size_t n = c->sz->msort_n, cutoff = c->sz->msort_cutoff;
+    int *a = xmalloc(n * sizeof *a), *tmp = xmalloc(n * sizeof *tmp);
+    memset(tmp, 0, n * sizeof *tmp);
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    size_t warm = n < 100000 ? n : 100000;
+    uint64_t sum = fill_random(a, warm);
+    c->sys->msort(pool, a, tmp, warm, cutoff);
+    check_sorted(c, a, warm, sum);
+    sum = fill_random(a, n);
+    uint64_t t0 = bench_now_ns();
+    c->sys->msort(pool, a, tmp, n, cutoff);
+    double wall = 1e-9 * (double)(bench_now_ns() - t0);
+    c->sys->destroy(pool);
+    check_sorted(c, a, n, sum);
+    free(a);
+    free(tmp);
+    emit_begin(c);
+    bench_json_num("n", (double)n);
+    bench_json_num("wall_s", wall);
+    bench_json_end();
+}
+
+/* ---- sporadic: detached jobs from an outside thread -------------------- */
+
+typedef struct sporadic_job {
+    struct sporadic *sp;
+    uint64_t submit_ns, start_ns;
+} sporadic_job;
+
+typedef struct sporadic {
+    const run_ctx *c;
+    bench_pool *pool;
+    uint64_t period_ns;
+    unsigned njobs;
+    sporadic_job *jobs;
+    atomic_uint done;
+    sem_t all_done;
+    double wall_s, cpu_s;
+} sporadic;
+
+static void sporadic_job_fn(void *arg) {
+    sporadic_job *j = arg;
+    j->start_ns = bench_now_ns();
+    bench_spin_ns(SPORADIC_JOB_NS);
+    sporadic *sp = j->sp;
+    /* acq_rel: the last job's post publishes every job's start_ns. */
+    if (atomic_fetch_add_explicit(&sp->done, 1, memory_order_acq_rel) + 1 == sp->njobs)
+        sem_post(&sp->all_done);
+}
+
+static void sporadic_wait(sporadic *sp) {
+    while (sem_wait(&sp->all_done) != 0) {
+    }
+}
+
+/* The outside thread: one job every period, on absolute deadlines. */
+static void sporadic_submitter(void *arg) {
+    sporadic *sp = arg;
+    const bench_system *sys = sp->c->sys;
+    /* Warm-up: one job so the pool's threads exist, then let them settle. */
+    sporadic_job warm = {sp, 0, 0};
+    unsigned njobs = sp->njobs;
+    sp->njobs = 1;
+    sys->submit(sp->pool, sporadic_job_fn, &warm);
+    sporadic_wait(sp);
+    atomic_store_explicit(&sp->done, 0, memory_order_relaxed);
+    sp->njobs = njobs;
+    bench_sleep_ns(20 * MS);
+
+    bench_span span = bench_span_start();
+    for (unsigned i = 0; i < njobs; i++) {
+        bench_sleep_until_ns(span.wall_ns + (uint64_t)(i + 1) * sp->period_ns);
+        sp->jobs[i].sp = sp;
+        sp->jobs[i].submit_ns = bench_now_ns();
+        sys->submit(sp->pool, sporadic_job_fn, &sp->jobs[i]);
+    }
+    sporadic_wait(sp);
+    bench_span_stop(&span, &sp->wall_s, &sp->cpu_s);
+}
+
+/* Run njobs sporadic jobs on pool; fills sp (caller frees sp->jobs). */
+static void sporadic_measure(sporadic *sp, const run_ctx *c, bench_pool *pool, uint64_t period_ns,
+                             unsigned njobs) {
+    sp->c = c;
+    sp->pool = pool;
+    sp->period_ns = period_ns;
+    sp->njobs = njobs;
+    sp->jobs = xmalloc(njobs * sizeof *sp->jobs);
+    atomic_init(&sp->done, 0);
+    if (sem_init(&sp->all_done, 0, 0) != 0)
+        bench_die("sem_init", strerror(errno));
+    if (c->sys->outside)
+        c->sys->outside(pool, sporadic_submitter, sp);
+    else
+        sporadic_submitter(sp);
+    sem_destroy(&sp->all_done);
+}
+
+static void wl_sporadic(const run_ctx *c) {
+    if (!c->sys->submit)
+        return;
+    bench_pool *pool = c->sys->create(c->sys, c->threads, BENCH_POOL_SUBMIT);
+    sporadic sp;
+    sporadic_measure(&sp, c, pool, SPORADIC_PERIOD_NS, c->sz->sporadic_jobs);
+    c->sys->destroy(pool);
+    double *lat = xmalloc(sp.njobs * sizeof *lat);
+    unsigned late = 0;
+    for (unsigned i = 0; i < sp.njobs; i++) {
+        lat[i] = 1e-3 * (double)(sp.jobs[i].start_ns - sp.jobs[i].submit_ns);
+        late += sp.jobs[i].start_ns - sp.jobs[i].submit_ns > SPORADIC_PERIOD_NS;
+    }
+    bench_sort_doubles(lat, sp.njobs);
+    emit_begin(c);
+    bench_json_num("jobs", sp.njobs);
+    bench_json_num("period_us", SPORADIC_PERIOD_NS / US);
+    bench_json_num("wall_s", sp.wall_s);
+    bench_json_num("cpu_s", sp.cpu_s);
+    bench_json_num("cpu_per_wall", sp.cpu_s / sp.wall_s);
+    bench_json_num("p50_us", bench_percentile(lat, sp.njobs, 50));
+    bench_json_num("p99_us", bench_percentile(lat, sp.njobs, 99));
+    bench_json_num("max_us", lat[sp.njobs - 1]);
+    bench_json_num("late", late);
+    bench_json_end();
+    free(lat);
+    free(sp.jobs);
+}
+
+/* CPU burned per wall second as the interval between sporadic jobs grows. */
+static void wl_sweep(const run_ctx *c) {
+    static const unsigned intervals_us[] = {50, 100, 200, 500, 1000, 2000, 5000, 10000};
+    if (!c->sys->submit)
+        return;
+    bench_pool *pool = c->sys->create(c->sys, c->threads, BENCH_POOL_SUBMIT);
+    for (size_t k = 0; k < sizeof intervals_us / sizeof intervals_us[0]; k++) {
+        uint64_t period = (uint64_t)intervals_us[k] * US;
+        /* The same length at every interval: CPU time is read over it. */
+        unsigned njobs = (unsigned)(c->sz->sweep_point_s * 1e9 / (double)period);
+        if (njobs < 10)
+            njobs = 10;
+        sporadic sp;
+        sporadic_measure(&sp, c, pool, period, njobs);
+        free(sp.jobs);
+        emit_begin(c);
+        bench_json_num("interval_us", intervals_us[k]);
+        bench_json_num("jobs", njobs);
+        bench_json_num("wall_s", sp.wall_s);
+        bench_json_num("cpu_s", sp.cpu_s);
+        bench_json_num("cpu_per_wall", sp.cpu_s / sp.wall_s);
+        bench_json_end();
+    }
+    c->sys->destroy(pool);
+}
+
+/* ---- roundtrip: an empty job in the pool, from outside, waited for ---- */
+
+static void wl_roundtrip(const run_ctx *c) {
+    if (!c->sys->roundtrip)
+        return;
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    for (int i = 0; i < 100; i++)
+        c->sys->roundtrip(pool);
+    double *us = xmalloc(ROUNDTRIP_SAMPLES * sizeof *us);
+    uint64_t min_ns = (uint64_t)(c->sz->roundtrip_min_s * 1e9);
+    unsigned long calls = 0;
+    bench_span span = bench_span_start();
+    uint64_t t = span.wall_ns;
+    /* Enough calls for the median, and long enough for the CPU figure: a
+     * system whose round trip is very cheap keeps going unsampled. */
+    while (calls < c->sz->roundtrip_calls || t - span.wall_ns < min_ns) {
+        c->sys->roundtrip(pool);
+        uint64_t t1 = bench_now_ns();
+        if (calls < ROUNDTRIP_SAMPLES)
+            us[calls] = 1e-3 * (double)(t1 - t);
+        calls++;
+        t = t1;
+    }
+    double wall, cpu;
+    bench_span_stop(&span, &wall, &cpu);
+    c->sys->destroy(pool);
+    size_t samples = calls < ROUNDTRIP_SAMPLES ? calls : ROUNDTRIP_SAMPLES;
+    bench_sort_doubles(us, samples);
+    emit_begin(c);
+    bench_json_num("calls", (double)calls);
+    bench_json_num("us_median", bench_percentile(us, samples, 50));
+    bench_json_num("us_p99", bench_percentile(us, samples, 99));
+    bench_json_num("wall_s", wall);
+    bench_json_num("cpu_s", cpu);
+    bench_json_num("cpu_per_wall", cpu / wall);
+    bench_json_end();
+    free(us);
+}
+
+/* ---- burst, control, idle: short parallel work between serial gaps ---- */
+
+typedef struct spin_work {
+    uint64_t ns;         /* each piece or job spins this long */
+    atomic_ulong count;  /* pieces or jobs run, checked afterwards */
+    atomic_ulong end_ns; /* latest finish time (control) */
+} spin_work;
+
+static void spin_piece(size_t i, void *arg) {
+    spin_work *w = arg;
+    (void)i;
+    bench_spin_ns(w->ns);
+    uint64_t now = bench_now_ns();
+    unsigned long seen = atomic_load_explicit(&w->end_ns, memory_order_relaxed);
+    while (seen < now && !atomic_compare_exchange_weak_explicit(
+                             &w->end_ns, &seen, now, memory_order_relaxed, memory_order_relaxed)) {
+    }
+    atomic_fetch_add_explicit(&w->count, 1, memory_order_relaxed);
+}
+
+static void spin_work_init(spin_work *w, uint64_t ns) {
+    w->ns = ns;
+    atomic_init(&w->count, 0);
+    atomic_init(&w->end_ns, 0);
+}
+
+/* n bursts of 64 spinning pieces, each followed by a serial busy gap. */
+static void bursts(const run_ctx *c, bench_pool *pool, unsigned n, spin_work *w) {
+    for (unsigned i = 0; i < n; i++) {
+        c->sys->pieces(pool, BURST_PIECES, spin_piece, w);
+        bench_spin_ns(BURST_GAP_NS);
+    }
+}
+
+static void wl_burst(const run_ctx *c) {
+    if (!c->sys->pieces)
+        return;
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    spin_work w;
+    spin_work_init(&w, BURST_PIECE_NS);
+    bursts(c, pool, 5, &w);
+    bench_span span = bench_span_start();
+    bursts(c, pool, c->sz->burst_iters, &w);
+    double wall, cpu;
+    bench_span_stop(&span, &wall, &cpu);
+    c->sys->destroy(pool);
+    unsigned long expect = (unsigned long)BURST_PIECES * (c->sz->burst_iters + 5);
+    check(c, atomic_load(&w.count) == expect, "a piece did not run exactly once");
+    emit_begin(c);
+    bench_json_num("bursts", c->sz->burst_iters);
+    bench_json_num("wall_s", wall);
+    bench_json_num("cpu_s", cpu);
+    bench_json_end();
+}
+
+/* Returns the burst latency in microseconds. */
+static double control_tick(const run_ctx *c, bench_pool *pool, spin_work *w) {
+    unsigned long before = atomic_load(&w->count);
+    uint64_t t0 = bench_now_ns();
+    c->sys->jobs(pool, CONTROL_JOBS, spin_piece, w);
+    double lat = 1e-3 * (double)(atomic_load(&w->end_ns) - t0);
+    check(c, atomic_load(&w->count) - before == CONTROL_JOBS, "a job did not run exactly once");
+    bench_spin_ns(CONTROL_SERIAL_NS);
+    bench_sleep_ns(CONTROL_IDLE_NS);
+    return lat;
+}
+
+static void wl_control(const run_ctx *c) {
+    if (!c->sys->jobs)
+        return;
+    unsigned n = c->sz->control_iters;
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    spin_work w;
+    spin_work_init(&w, CONTROL_JOB_NS);
+    control_tick(c, pool, &w);
+    double *lat = xmalloc(n * sizeof *lat);
+    bench_span span = bench_span_start();
+    for (unsigned i = 0; i < n; i++)
+        lat[i] = control_tick(c, pool, &w);
+    double wall, cpu;
+    bench_span_stop(&span, &wall, &cpu);
+    c->sys->destroy(pool);
+    bench_sort_doubles(lat, n);
+    emit_begin(c);
+    bench_json_num("ticks", n);
+    bench_json_num("wall_s", wall);
+    bench_json_num("cpu_s", cpu);
+    bench_json_num("p50_us", bench_percentile(lat, n, 50));
+    bench_json_num("p99_us", bench_percentile(lat, n, 99));
+    bench_json_end();
+    free(lat);
+}
+
+static void wl_idle(const run_ctx *c) {
+    /* A system without detached jobs (serial) has no pool to sit idle. */
+    if (!c->sys->pieces || !c->sys->submit)
+        return;
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    spin_work w;
+    spin_work_init(&w, BURST_PIECE_NS);
+    bursts(c, pool, 20, &w);
+    bench_span span = bench_span_start();
+    bench_sleep_ns((uint64_t)(c->sz->idle_s * 1e9));
+    double wall, cpu;
+    bench_span_stop(&span, &wall, &cpu);
+    c->sys->destroy(pool);
+    emit_begin(c);
+    bench_json_num("wall_s", wall);
+    bench_json_num("cpu_s", cpu);
+    bench_json_num("cpu_per_wall", cpu / wall);
+    bench_json_end();
+}
+
+/* ---- command line ------------------------------------------------------ */
+
+typedef struct workload {
+    const char *name;
+    void (*run)(const run_ctx *c);
+    unsigned threads[3]; /* pool sizes, 0-terminated */
+} workload;
+
+static const workload workloads[] = {
+    {"fib30", wl_fib30, {1, 2, 0}}, {"fib35", wl_fib35, {1, 2, 0}},
+    {"loop", wl_loop, {1, 2, 0}},   {"nqueens12", wl_nqueens, {1, 2, 0}},
+    {"msort", wl_msort, {1, 2, 0}}, {"sporadic", wl_sporadic, {2, 8, 0}},
+    {"sweep", wl_sweep, {8, 0, 0}}, {"roundtrip", wl_roundtrip, {8, 0, 0}},
+    {"burst", wl_burst, {2, 8, 0}}, {"control", wl_control, {8, 0, 0}},
+    {"idle", wl_idle, {8, 0, 0}},
+};
+#define NWORKLOADS (sizeof workloads / sizeof workloads[0])
+
+static int usage(const char *prog) {
+    fprintf(stderr,
+            "usage: %s --system NAME --workload NAME [--run R] [--smoke] [--threads T]\n"
+            "       %s --list | --systems\n",
+            prog, prog);
+    return 2;
+}
+
+static const bench_system *find_system(const char *name) {
+    const bench_system *s;
+    for (unsigned i = 0; (s = bench_system_get(i)) != NULL; i++)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+static const workload *find_workload(const char *name) {
+    for (size_t i = 0; i < NWORKLOADS; i++)
+        if (strcmp(workloads[i].name, name) == 0)
+            return &workloads[i];
+    return NULL;
+}
+
+static void list(bool systems) {
+    const bench_system *s;
+    if (systems)
+        for (unsigned i = 0; (s = bench_system_get(i)) != NULL; i++)
+            puts(s->name);
+    else
+        for (size_t i = 0; i < NWORKLOADS; i++)
+            puts(workloads[i].name);
+}
+
+int bench_main(int argc, char **argv) {
+    const char *sys_name = NULL, *wl_name = NULL;
+    run_ctx c = {NULL, &full_sizes, NULL, 0, 0};
+    unsigned only_threads = 0;
+    for (int i = 1; i < argc; i++) {
+        bool more = i + 1 < argc;
+        if (strcmp(argv[i], "--list") == 0 || strcmp(argv[i], "--systems") == 0) {
+            list(strcmp(argv[i], "--systems") == 0);
+            return 0;
+        } else if (strcmp(argv[i], "--smoke") == 0) {
+            c.sz = &smoke_sizes;
+        } else if (strcmp(argv[i], "--system") == 0 && more) {
+            sys_name = argv[++i];
+        } else if (strcmp(argv[i], "--workload") == 0 && more) {
+            wl_name = argv[++i];
+        } else if (strcmp(argv[i], "--run") == 0 && more) {
+            c.run = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--threads") == 0 && more) {
+            only_threads = (unsigned)atoi(argv[++i]);
+        } else {
+            return usage(argv[0]);
+        }
+    }
+    const workload *wl = wl_name ? find_workload(wl_name) : NULL;
+    c.sys = sys_name ? find_system(sys_name) : NULL;
+    if (!wl || !c.sys)
+        return usage(argv[0]);
+    c.workload = wl->name;
+    for (const unsigned *t = wl->threads; *t; t++) {
+        c.threads = only_threads ? only_threads : *t;
+        wl->run(&c);
+        if (only_threads)
+            break;
+    }
+    return 0;
+}
+
+#ifndef BENCH_NO_MAIN
+int main(int argc, char **argv) {
+    return bench_main(argc, argv);
+}
+#endif

@@ -1,0 +1,76 @@
+/* sys_serial.c: the sequential reference. Every workload's parallel shape
+ * with the forks taken out, so T1/Ts of a scheduler is its overhead over the
+ * same computation. It has no pool: no detached jobs, no round trips, no idle
+ * pool. */
+#include "bench.h"
+
+/* The serial system needs no pool state; create() returns this token. */
+static char no_pool;
+
+static bench_pool *create(const bench_system *sys, unsigned threads, unsigned flags) {
+    (void)sys;
+    (void)threads;
+    (void)flags;
+    return (bench_pool *)&no_pool;
+}
+
+static void destroy(bench_pool *pool) {
+    (void)pool;
+}
+
+static long fib_rec(int n) {
+    return n < 2 ? n : fib_rec(n - 1) + fib_rec(n - 2);
+}
+
+static long fib(bench_pool *pool, int n) {
+    (void)pool;
+    return fib_rec(n);
+}
+
+static void loop(bench_pool *pool, int *a, size_t n) {
+    (void)pool;
+    bench_loop_kernel(a, 0, n);
+}
+
+static long nq_search(const bench_nq *s) {
+    long total = 0;
+    for (int i = 0; i < s->ncand; i++)
+        total += bench_nq_place(s, i, nq_search);
+    return total;
+}
+
+static long nqueens(bench_pool *pool, int n) {
+    (void)pool;
+    bench_nq root;
+    bench_nq_root(&root, n);
+    return nq_search(&root);
+}
+
+/* The parallel programs' recursion, without the fork. */
+static void msort_rec(int *a, int *tmp, size_t n, size_t cutoff) {
+    if (n <= cutoff) {
+        bench_msort_leaf(a, tmp, n);
+        return;
+    }
+    size_t h = n / 2;
+    msort_rec(a, tmp, h, cutoff);
+    msort_rec(a + h, tmp + h, n - h, cutoff);
+    bench_merge(a, h, n, tmp);
+}
+
+static void msort(bench_pool *pool, int *a, int *tmp, size_t n, size_t cutoff) {
+    (void)pool;
+    msort_rec(a, tmp, n, cutoff);
+}
+
+static void pieces(bench_pool *pool, size_t n, bench_piece_fn *fn, void *arg) {
+    (void)pool;
+    for (size_t i = 0; i < n; i++)
+        fn(i, arg);
+}
+
+static const bench_system serial = {.name = "serial", BENCH_SYSTEM_COMMON, .jobs = pieces};
+
+const bench_system *bench_system_get(unsigned i) {
+    return i == 0 ? &serial : NULL;
+}

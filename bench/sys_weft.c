@@ -1,0 +1,205 @@
+/* sys_weft.c: weft through its public API only (include/weft.h), in four
+ * configurations: wake protocol {targeted, all} x leave policy {automatic,
+ * fast}. Every fork is a weft_join (no serial cutoff beyond the workload's
+ * own); loops are weft_for; detached jobs are weft_spawn from the outside
+ * thread; a round trip is weft_run. */
+#include "bench.h"
+
+#include <weft.h>
+
+enum { WAKE_ALL = 1, LEAVE_FAST = 2 }; /* bench_system.variant bits */
+
+static bench_pool *create(const bench_system *sys, unsigned threads, unsigned flags) {
+    (void)flags; /* the outside caller never is a worker: threads are workers */
+    weft_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.threads = threads;
+    cfg.name = "bench";
+    cfg.wake = sys->variant & WAKE_ALL ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED;
+    cfg.leave = sys->variant & LEAVE_FAST ? WEFT_LEAVE_FAST : WEFT_LEAVE_AUTOMATIC;
+    weft_pool *pool;
+    int err = weft_pool_create(&pool, &cfg);
+    if (err)
+        bench_die("weft_pool_create", strerror(err));
+    return (bench_pool *)pool;
+}
+
+static void destroy(bench_pool *pool) {
+    int err = weft_pool_destroy((weft_pool *)pool);
+    if (err)
+        bench_die("weft_pool_destroy", strerror(err));
+}
+
+typedef struct fib_frame {
+    int n;
+    long r;
+} fib_frame;
+
+static void fib_job(void *arg) {
+    fib_frame *f = arg;
+    if (f->n < 2) {
+        f->r = f->n;
+        return;
+    }
+    fib_frame a = {f->n - 1, 0}, b = {f->n - 2, 0};
+    weft_join(fib_job, &a, fib_job, &b);
+    f->r = a.r + b.r;
+}
+
+static long fib(bench_pool *pool, int n) {
+    fib_frame f = {n, 0};
+    weft_run((weft_pool *)pool, fib_job, &f);
+    return f.r;
+}
+
+static void loop_body(size_t begin, size_t end, void *arg) {
+    bench_loop_kernel(arg, begin, end);
+}
+
+static void loop(bench_pool *pool, int *a, size_t n) {
+    weft_for((weft_pool *)pool, 0, n, 0, loop_body, a);
+}
+
+typedef struct nq_frame {
+    const bench_nq *s;
+    int lo, hi;
+    long r;
+} nq_frame;
+
+static long nq_board(const bench_nq *s);
+
+/* Solutions below candidates [lo, hi) of board s: halve, fork, sum. */
+static void nq_job(void *arg) {
+    nq_frame *f = arg;
+    if (f->hi - f->lo == 1) {
+        f->r = bench_nq_place(f->s, f->lo, nq_board);
+        return;
+    }
+    int mid = f->lo + (f->hi - f->lo) / 2;
+    nq_frame a = {f->s, f->lo, mid, 0}, b = {f->s, mid, f->hi, 0};
+    weft_join(nq_job, &a, nq_job, &b);
+    f->r = a.r + b.r;
+}
+
+/* A child board always has a candidate (bench_nq_leaf). */
+static long nq_board(const bench_nq *s) {
+    nq_frame f = {s, 0, s->ncand, 0};
+    nq_job(&f);
+    return f.r;
+}
+
+static long nqueens(bench_pool *pool, int n) {
+    bench_nq root;
+    bench_nq_root(&root, n);
+    nq_frame f = {&root, 0, root.ncand, 0};
+    if (root.ncand > 0)
+        weft_run((weft_pool *)pool, nq_job, &f);
+    return f.r;
+}
+
+typedef struct ms_frame {
+    int *a, *tmp;
+    size_t n, cutoff;
+} ms_frame;
+
+static void ms_job(void *arg) {
+    ms_frame *f = arg;
+    if (f->n <= f->cutoff) {
+        bench_msort_leaf(f->a, f->tmp, f->n);
+        return;
+    }
+    size_t h = f->n / 2;
+    ms_frame x = {f->a, f->tmp, h, f->cutoff};
+    ms_frame y = {f->a + h, f->tmp + h, f->n - h, f->cutoff};
+    weft_join(ms_job, &x, ms_job, &y);
+    bench_merge(f->a, h, f->n, f->tmp);
+}
+
+static void msort(bench_pool *pool, int *a, int *tmp, size_t n, size_t cutoff) {
+    ms_frame f = {a, tmp, n, cutoff};
+    weft_run((weft_pool *)pool, ms_job, &f);
+}
+
+typedef struct piece_call {
+    bench_piece_fn *fn;
+    void *arg;
+} piece_call;
+
+static void pieces_body(size_t begin, size_t end, void *arg) {
+    piece_call *p = arg;
+    for (size_t i = begin; i < end; i++)
+        p->fn(i, p->arg);
+}
+
+static void pieces(bench_pool *pool, size_t n, bench_piece_fn *fn, void *arg) {
+    piece_call p = {fn, arg};
+    weft_for((weft_pool *)pool, 0, n, 1, pieces_body, &p);
+}
+
+#define JOBS_MAX 64
+
+typedef struct job_batch {
+    piece_call call;
+    size_t n;
+    struct job_slot {
+        struct job_batch *batch;
+        size_t i;
+    } slot[JOBS_MAX];
+} job_batch;
+
+static void job_run(void *arg) {
+    struct job_slot *s = arg;
+    s->batch->call.fn(s->i, s->batch->call.arg);
+}
+
+static void jobs_body(weft_scope *scope, void *arg) {
+    job_batch *b = arg;
+    for (size_t i = 0; i < b->n; i++) {
+        b->slot[i].batch = b;
+        b->slot[i].i = i;
+        int err = weft_scope_spawn(scope, job_run, &b->slot[i]);
+        if (err)
+            bench_die("weft_scope_spawn", strerror(err));
+    }
+}
+
+static void jobs(bench_pool *pool, size_t n, bench_piece_fn *fn, void *arg) {
+    job_batch b;
+    if (n > JOBS_MAX)
+        bench_die("weft jobs", "too many jobs in one batch");
+    b.call.fn = fn;
+    b.call.arg = arg;
+    b.n = n;
+    weft_scope_run((weft_pool *)pool, jobs_body, &b);
+}
+
+static void submit(bench_pool *pool, bench_job_fn *fn, void *arg) {
+    int err = weft_spawn((weft_pool *)pool, fn, arg);
+    if (err)
+        bench_die("weft_spawn", strerror(err));
+}
+
+static void empty_job(void *arg) {
+    (void)arg;
+}
+
+static void roundtrip(bench_pool *pool) {
+    weft_run((weft_pool *)pool, empty_job, NULL);
+}
+
+#define WEFT_SYSTEM(NAME, VARIANT)                                                                 \
+    {                                                                                              \
+        .name = NAME, .variant = VARIANT, BENCH_SYSTEM_COMMON, .jobs = jobs, .submit = submit,     \
+        .roundtrip = roundtrip,                                                                    \
+    }
+
+static const bench_system systems[] = {
+    WEFT_SYSTEM("weft", 0),
+    WEFT_SYSTEM("weft-fast", LEAVE_FAST),
+    WEFT_SYSTEM("weft-wakeall", WAKE_ALL),
+    WEFT_SYSTEM("weft-wakeall-fast", WAKE_ALL | LEAVE_FAST),
+};
+
+const bench_system *bench_system_get(unsigned i) {
+    return i < sizeof systems / sizeof systems[0] ? &systems[i] : NULL;
+}
