@@ -13,7 +13,7 @@ CMAKE ?= cmake
 TSAN_CC ?= clang
 PREFIX ?= /usr/local
 
-.PHONY: all test test-release test-asan test-tsan bench bench-smoke format format-check clean \
+.PHONY: all test test-release test-asan test-tsan bench bench-policy bench-smoke format format-check clean \
 	install examples docs
 
 all:
@@ -41,6 +41,11 @@ bench:
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh build/bench
+
+bench-policy:
+	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
+	$(CMAKE) --build build/bench -j$(JOBS)
+	bench/policy.sh build/bench
 
 bench-smoke:
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF

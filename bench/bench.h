@@ -221,6 +221,7 @@ typedef void bench_piece_fn(size_t i, void *arg);
 typedef struct bench_system {
     const char *name;
     int variant; /* system-specific: which configuration of the library */
+    int hidden;  /* not listed by --systems: run by name (bench/policy.sh) */
     bench_pool *(*create)(const struct bench_system *sys, unsigned threads, unsigned flags);
     void (*destroy)(bench_pool *pool);
     long (*fib)(bench_pool *pool, int n);             /* fork at every call */

@@ -452,32 +452,43 @@ static void spin_work_init(spin_work *w, uint64_t ns) {
 }
 
 /* n bursts of 64 spinning pieces, each followed by a serial busy gap. */
-static void bursts(const run_ctx *c, bench_pool *pool, unsigned n, spin_work *w) {
+static void bursts(const run_ctx *c, bench_pool *pool, unsigned n, spin_work *w, uint64_t gap) {
     for (unsigned i = 0; i < n; i++) {
         c->sys->pieces(pool, BURST_PIECES, spin_piece, w);
-        bench_spin_ns(BURST_GAP_NS);
+        bench_spin_ns(gap);
     }
 }
 
-static void wl_burst(const run_ctx *c) {
+static void burst_with_gap(const run_ctx *c, uint64_t gap_ns, unsigned iters) {
     if (!c->sys->pieces)
         return;
     bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
     spin_work w;
     spin_work_init(&w, BURST_PIECE_NS);
-    bursts(c, pool, 5, &w);
+    bursts(c, pool, 5, &w, gap_ns);
     bench_span span = bench_span_start();
-    bursts(c, pool, c->sz->burst_iters, &w);
+    bursts(c, pool, iters, &w, gap_ns);
     double wall, cpu;
     bench_span_stop(&span, &wall, &cpu);
     c->sys->destroy(pool);
-    unsigned long expect = (unsigned long)BURST_PIECES * (c->sz->burst_iters + 5);
+    unsigned long expect = (unsigned long)BURST_PIECES * (iters + 5);
     check(c, atomic_load(&w.count) == expect, "a piece did not run exactly once");
     emit_begin(c);
-    bench_json_num("bursts", c->sz->burst_iters);
+    bench_json_num("bursts", iters);
+    bench_json_num("gap_us", (double)gap_ns / US);
     bench_json_num("wall_s", wall);
     bench_json_num("cpu_s", cpu);
     bench_json_end();
+}
+
+static void wl_burst(const run_ctx *c) {
+    burst_with_gap(c, BURST_GAP_NS, c->sz->burst_iters);
+}
+
+/* The same with 5 ms gaps (the leave-policy table): long enough for idle
+ * workers to sleep; 200 bursts keep the run near one second. */
+static void wl_burst5ms(const run_ctx *c) {
+    burst_with_gap(c, 5 * MS, c->sz->burst_iters / 5 ? c->sz->burst_iters / 5 : 1);
 }
 
 /* Returns the burst latency in microseconds. */
@@ -525,7 +536,7 @@ static void wl_idle(const run_ctx *c) {
     bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
     spin_work w;
     spin_work_init(&w, BURST_PIECE_NS);
-    bursts(c, pool, 20, &w);
+    bursts(c, pool, 20, &w, BURST_GAP_NS);
     bench_span span = bench_span_start();
     bench_sleep_ns((uint64_t)(c->sz->idle_s * 1e9));
     double wall, cpu;
@@ -544,15 +555,16 @@ typedef struct workload {
     const char *name;
     void (*run)(const run_ctx *c);
     unsigned threads[3]; /* pool sizes, 0-terminated */
+    int hidden;          /* not listed by --list: run by name (bench/policy.sh) */
 } workload;
 
 static const workload workloads[] = {
-    {"fib30", wl_fib30, {1, 2, 0}}, {"fib35", wl_fib35, {1, 2, 0}},
-    {"loop", wl_loop, {1, 2, 0}},   {"nqueens12", wl_nqueens, {1, 2, 0}},
-    {"msort", wl_msort, {1, 2, 0}}, {"sporadic", wl_sporadic, {2, 8, 0}},
-    {"sweep", wl_sweep, {8, 0, 0}}, {"roundtrip", wl_roundtrip, {8, 0, 0}},
-    {"burst", wl_burst, {2, 8, 0}}, {"control", wl_control, {8, 0, 0}},
-    {"idle", wl_idle, {8, 0, 0}},
+    {"fib30", wl_fib30, {1, 2, 0}, 0}, {"fib35", wl_fib35, {1, 2, 0}, 0},
+    {"loop", wl_loop, {1, 2, 0}, 0},   {"nqueens12", wl_nqueens, {1, 2, 0}, 0},
+    {"msort", wl_msort, {1, 2, 0}, 0}, {"sporadic", wl_sporadic, {2, 8, 0}, 0},
+    {"sweep", wl_sweep, {8, 0, 0}, 0}, {"roundtrip", wl_roundtrip, {8, 0, 0}, 0},
+    {"burst", wl_burst, {2, 8, 0}, 0}, {"control", wl_control, {8, 0, 0}, 0},
+    {"idle", wl_idle, {8, 0, 0}, 0},   {"burst5ms", wl_burst5ms, {2, 8, 0}, 1},
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -581,12 +593,15 @@ static const workload *find_workload(const char *name) {
 
 static void list(bool systems) {
     const bench_system *s;
-    if (systems)
+    if (systems) {
         for (unsigned i = 0; (s = bench_system_get(i)) != NULL; i++)
-            puts(s->name);
-    else
+            if (!s->hidden)
+                puts(s->name);
+    } else {
         for (size_t i = 0; i < NWORKLOADS; i++)
-            puts(workloads[i].name);
+            if (!workloads[i].hidden)
+                puts(workloads[i].name);
+    }
 }
 
 int bench_main(int argc, char **argv) {

@@ -5,9 +5,19 @@
  * thread; a round trip is weft_run. */
 #include "bench.h"
 
+#include <stdatomic.h>
 #include <weft.h>
 
-enum { WAKE_ALL = 1, LEAVE_FAST = 2 }; /* bench_system.variant bits */
+/* Benchmark-only hooks of the library (src/leave.h), reached because this
+ * program links the static library: the "always search" policy and the
+ * searcher cap switched off, for the leave-policy table and the cap's cost. */
+extern _Atomic _Bool weft__leave_bench_always_search;
+extern _Atomic _Bool weft__leave_bench_no_cap;
+
+/* bench_system.variant bits. SPIN: idle workers never sleep (the third column
+ * of the leave-policy table); PHASE: the whole run inside weft_phase_begin;
+ * NOCAP: no searcher cap. */
+enum { WAKE_ALL = 1, LEAVE_FAST = 2, SPIN = 4, PHASE = 8, NOCAP = 16 };
 
 static bench_pool *create(const bench_system *sys, unsigned threads, unsigned flags) {
     (void)flags; /* the outside caller never is a worker: threads are workers */
@@ -17,10 +27,14 @@ static bench_pool *create(const bench_system *sys, unsigned threads, unsigned fl
     cfg.name = "bench";
     cfg.wake = sys->variant & WAKE_ALL ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED;
     cfg.leave = sys->variant & LEAVE_FAST ? WEFT_LEAVE_FAST : WEFT_LEAVE_AUTOMATIC;
+    atomic_store(&weft__leave_bench_always_search, (sys->variant & SPIN) != 0);
+    atomic_store(&weft__leave_bench_no_cap, (sys->variant & NOCAP) != 0);
     weft_pool *pool;
     int err = weft_pool_create(&pool, &cfg);
     if (err)
         bench_die("weft_pool_create", strerror(err));
+    if (sys->variant & PHASE)
+        weft_phase_begin(pool); /* weft_pool_destroy ends it */
     return (bench_pool *)pool;
 }
 
@@ -187,17 +201,23 @@ static void roundtrip(bench_pool *pool) {
     weft_run((weft_pool *)pool, empty_job, NULL);
 }
 
-#define WEFT_SYSTEM(NAME, VARIANT)                                                                 \
+#define WEFT_SYSTEM(NAME, VARIANT, HIDDEN)                                                         \
     {                                                                                              \
-        .name = NAME, .variant = VARIANT, BENCH_SYSTEM_COMMON, .jobs = jobs, .submit = submit,     \
-        .roundtrip = roundtrip,                                                                    \
+        .name = NAME, .variant = VARIANT, .hidden = HIDDEN, BENCH_SYSTEM_COMMON, .jobs = jobs,     \
+        .submit = submit, .roundtrip = roundtrip,                                                  \
     }
 
 static const bench_system systems[] = {
-    WEFT_SYSTEM("weft", 0),
-    WEFT_SYSTEM("weft-fast", LEAVE_FAST),
-    WEFT_SYSTEM("weft-wakeall", WAKE_ALL),
-    WEFT_SYSTEM("weft-wakeall-fast", WAKE_ALL | LEAVE_FAST),
+    WEFT_SYSTEM("weft", 0, 0),
+    WEFT_SYSTEM("weft-fast", LEAVE_FAST, 0),
+    WEFT_SYSTEM("weft-wakeall", WAKE_ALL, 0),
+    WEFT_SYSTEM("weft-wakeall-fast", WAKE_ALL | LEAVE_FAST, 0),
+    /* bench/policy.sh: the leave-policy table, the searcher cap */
+    WEFT_SYSTEM("weft-spin", SPIN, 1),
+    WEFT_SYSTEM("weft-phase", PHASE, 1),
+    WEFT_SYSTEM("weft-fast-phase", LEAVE_FAST | PHASE, 1),
+    WEFT_SYSTEM("weft-spin-phase", SPIN | PHASE, 1),
+    WEFT_SYSTEM("weft-nocap", NOCAP, 1),
 };
 
 const bench_system *bench_system_get(unsigned i) {

@@ -151,6 +151,7 @@ void roundtrip(bench_pool *pool) {
 
 const bench_system tbb_system = {.name = "tbb",
                                  .variant = 0,
+                                 .hidden = 0,
                                  BENCH_SYSTEM_COMMON,
                                  .jobs = jobs,
                                  .outside = nullptr,

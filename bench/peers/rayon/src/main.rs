@@ -31,6 +31,7 @@ type Pool = c_void; // a ThreadPool behind the C driver's opaque bench_pool
 pub struct BenchSystem {
     name: *const c_char,
     variant: c_int,
+    hidden: c_int,
     create: Option<unsafe extern "C" fn(*const BenchSystem, u32, u32) -> *mut Pool>,
     destroy: Option<unsafe extern "C" fn(*mut Pool)>,
     fib: Option<unsafe extern "C" fn(*mut Pool, c_int) -> c_long>,
@@ -249,6 +250,7 @@ static RAYON: BenchSystem = BenchSystem {
     // Not a c"" literal: those need Rust 1.77, Debian 12's rustc is 1.63.
     name: b"rayon\0".as_ptr() as *const c_char,
     variant: 0,
+    hidden: 0,
     create: Some(create),
     destroy: Some(destroy),
     fib: Some(fib),

@@ -1,0 +1,84 @@
+/* Composability (seed 004's case): a weft stage, a parallel loop, followed at
+ * once by an OpenMP `parallel for` stage of the same size, repeated. How long
+ * does the OpenMP stage take when
+ *   none:       there is no weft pool (the first stage runs serially),
+ *   default:    a weft pool sits idle with its default (automatic) leave policy,
+ *   fast-leave: the weft stage runs in a parallel phase ended with fast leave,
+ *   spin:       weft's idle workers never sleep (benchmark-only hook),
+ * measured in the same process run, median of the rounds? One JSON line per
+ * mode. On 2 cores, every idle thread that keeps searching takes a core from
+ * OpenMP's threads. */
+#include "bench.h" /* first: it defines _GNU_SOURCE */
+
+#include <math.h>
+#include <omp.h>
+#include <stdatomic.h>
+#include <weft.h>
+
+extern _Atomic _Bool weft__leave_bench_always_search; /* src/leave.h */
+
+#define N      (1u << 20)
+#define ROUNDS 200
+
+static double a[N];
+
+static void fail(const char *what) {
+    fprintf(stderr, "FAIL compose: %s\n", what);
+    exit(1);
+}
+
+static void stage_body(size_t begin, size_t end, void *arg) {
+    (void)arg;
+    for (size_t i = begin; i < end; i++)
+        a[i] = a[i] * 1.0000001 + 1.0;
+}
+
+static double omp_stage(void) {
+    uint64_t t0 = bench_now_ns();
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < N; i++)
+        a[i] = sqrt(a[i] * a[i] + 1.0);
+    return 1e-3 * (double)(bench_now_ns() - t0);
+}
+
+static void run_mode(const char *mode, int run, unsigned threads) {
+    weft_pool *pool = NULL;
+    bool weft = strcmp(mode, "none") != 0, phase = strcmp(mode, "fast-leave") == 0;
+    atomic_store(&weft__leave_bench_always_search, strcmp(mode, "spin") == 0);
+    if (weft && weft_pool_create(&pool, &(weft_config){.threads = threads}) != 0)
+        fail("weft_pool_create");
+    double *us = malloc(ROUNDS * sizeof *us);
+    if (!us)
+        fail("out of memory");
+    for (int r = 0; r < ROUNDS; r++) {
+        if (phase)
+            weft_phase_begin(pool);
+        if (weft)
+            weft_for(pool, 0, N, 0, stage_body, NULL);
+        else
+            stage_body(0, N, NULL);
+        if (phase)
+            weft_phase_end(pool, true);
+        us[r] = omp_stage();
+    }
+    if (pool)
+        weft_pool_destroy(pool);
+    bench_sort_doubles(us, ROUNDS);
+    bench_json_begin("compose", mode, threads, run);
+    bench_json_num("omp_stage_us_p50", bench_percentile(us, ROUNDS, 50));
+    bench_json_num("omp_stage_us_p90", bench_percentile(us, ROUNDS, 90));
+    bench_json_end();
+    free(us);
+}
+
+int main(int argc, char **argv) {
+    int run = argc > 1 ? atoi(argv[1]) : 0;
+    unsigned threads = (unsigned)omp_get_max_threads();
+    for (size_t i = 0; i < N; i++)
+        a[i] = (double)(i % 100);
+    omp_stage(); /* start OpenMP's threads */
+    const char *modes[] = {"none", "default", "fast-leave", "spin"};
+    for (int k = 0; k < 4; k++)
+        run_mode(modes[(k + run) % 4], run, threads); /* rotate the order per run */
+    return 0;
+}

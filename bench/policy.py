@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Aggregate bench/policy.sh's JSON lines into the leave-policy table and the
+searcher-cap table (markdown on stdout). Medians over runs."""
+import collections
+import json
+import statistics
+import sys
+
+rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+cell = collections.defaultdict(list)
+for r in rows:
+    key = (r["system"], r["workload"], r["threads"], r.get("interval_us"))
+    cell[key].append(r)
+
+
+def med(system, workload, threads, field, interval=None):
+    v = [r[field] for r in cell.get((system, workload, threads, interval), []) if field in r]
+    return statistics.median(v) if v else None
+
+
+def fmt(x, digits=3):
+    return "—" if x is None else f"{x:.{digits}g}"
+
+
+CASES = [("sporadic every 50 us", "sweep", 8, 50), ("sporadic every 500 us", "sweep", 8, 500),
+         ("sporadic every 10 ms", "sweep", 8, 10000), ("burst, 200 us gaps", "burst", 2, None),
+         ("burst, 200 us gaps", "burst", 8, None), ("burst, 5 ms gaps", "burst5ms", 2, None),
+         ("burst, 5 ms gaps", "burst5ms", 8, None), ("control loop", "control", 8, None)]
+
+
+def policy_table(suffix, title):
+    print(f"\n### {title}\n")
+    print("| workload | threads | AUTOMATIC wall / CPU s | FAST wall / CPU s | always-search wall / CPU s "
+          "| AUTO wall ÷ best | AUTO CPU ÷ lowest | goal |")
+    print("|---|---:|---|---|---|---:|---:|---|")
+    met = 0
+    for name, wl, t, iv in CASES:
+        got = {}
+        for label, sys_ in (("auto", "weft"), ("fast", "weft-fast"), ("spin", "weft-spin")):
+            got[label] = (med(sys_ + suffix, wl, t, "wall_s", iv), med(sys_ + suffix, wl, t, "cpu_s", iv))
+        if any(v is None for pair in got.values() for v in pair):
+            continue
+        best_wall = min(got["fast"][0], got["spin"][0])
+        low_cpu = min(got["fast"][1], got["spin"][1])
+        rw, rc = got["auto"][0] / best_wall, got["auto"][1] / low_cpu
+        ok = rw <= 1.05 and rc <= 1.25
+        met += ok
+        print(f"| {name} | {t} | " + " | ".join(f"{fmt(w)} / {fmt(c)}" for w, c in got.values()) +
+              f" | {rw:.3f} | {rc:.2f} | {'met' if ok else 'missed'} |")
+    print(f"\nGoal met on {met} of {len(CASES)} rows.")
+
+
+def cap_table():
+    print("\n### Searcher cap (at most half the workers search): cap on ÷ cap off\n")
+    print("| workers | idle CPU s in 1 s (on / off) | sporadic CPU/wall (on / off) "
+          "| fib(30) s (on / off) | loop s per call (on / off) |")
+    print("|---:|---|---|---|---|")
+    for t in (8, 16, 64):
+        def pair(wl, field):
+            a, b = med("weft", wl, t, field), med("weft-nocap", wl, t, field)
+            ratio = f" ({a / b:.2f}×)" if a and b else ""
+            return f"{fmt(a)} / {fmt(b)}{ratio}"
+        print(f"| {t} | {pair('idle', 'cpu_s')} | {pair('sporadic', 'cpu_per_wall')} | "
+              f"{pair('fib30', 'wall_s')} | {pair('loop', 'wall_s')} |")
+
+
+def compose_table():
+    print("\n### Composability: an OpenMP `parallel for` stage right after a weft stage\n")
+    none = med("compose", "none", 2, "omp_stage_us_p50")
+    print("| weft before the OpenMP stage | OpenMP stage, median µs (p90) | ÷ no weft |")
+    print("|---|---:|---:|")
+    for mode, label in (("none", "no weft pool at all"), ("default", "idle pool, default leave"),
+                        ("fast-leave", "after weft_phase_end(pool, true)"),
+                        ("spin", "idle workers that never sleep (hook)")):
+        m, p90 = med("compose", mode, 2, "omp_stage_us_p50"), med("compose", mode, 2, "omp_stage_us_p90")
+        ratio = f"{m / none:.3f}" if m and none else "—"
+        print(f"| {label} | {fmt(m, 4)} ({fmt(p90, 4)}) | {ratio} |")
+
+
+policy_table("", "Leave policies, outside phases")
+policy_table("-phase", "Leave policies, the whole run inside a parallel phase")
+compose_table()
+cap_table()

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The leave-policy table (issue 4) and the searcher cap's cost, in one run.
+#
+#   bench/policy.sh [--runs N] [--smoke] BUILD_DIR
+#
+# Policy table: weft with WEFT_LEAVE_AUTOMATIC (weft), WEFT_LEAVE_FAST
+# (weft-fast) and idle workers that never sleep (weft-spin, a benchmark-only
+# hook), each also inside a parallel phase for the whole run (…-phase), on:
+# sporadic jobs every 50 us, 500 us and 10 ms (the sweep's points), burst and
+# gap with 200 us and 5 ms gaps, and the control loop. The goal: AUTOMATIC's
+# wall time within 5% of the best of FAST and always-search, its CPU within
+# 25% of the lower of the two.
+#
+# Composability: bench/compose.c (a weft stage, then an OpenMP stage).
+#
+# Cap: weft (cap on) against weft-nocap on pools of 8, 16 and 64 workers:
+# idle CPU, sporadic CPU, fib(30) and loop throughput.
+#
+# Writes bench/results/policy.jsonl and policy.md (also printed).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+runs=5
+smoke=
+build=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --runs) runs=$2; shift ;;
+    --smoke) smoke=--smoke; runs=1 ;;
+    *) build=$1 ;;
+    esac
+    shift
+done
+[ -n "$build" ] || { echo "usage: $0 [--runs N] [--smoke] BUILD_DIR" >&2; exit 2; }
+bin=$(realpath "$build")/bench/weft_bench
+[ -x "$bin" ] || { echo "no $bin: build with -DWEFT_BUILD_BENCH=ON first" >&2; exit 1; }
+out=$here/results
+mkdir -p "$out"
+raw=$out/policy.jsonl
+: >"$raw"
+run() { # system workload [threads]
+    local t=()
+    [ $# -gt 2 ] && t=(--threads "$3")
+    timeout 120 "$bin" --system "$1" --workload "$2" --run "$r" $smoke "${t[@]}" >>"$raw" ||
+        echo "failed: $*" >&2
+}
+start=$(date +%s)
+for r in $(seq 0 $((runs - 1))); do
+    for s in weft weft-fast weft-spin weft-phase weft-fast-phase weft-spin-phase; do
+        for w in sweep burst burst5ms control; do run "$s" "$w"; done
+    done
+    compose=$(realpath "$build")/bench/compose_bench
+    [ -x "$compose" ] && { timeout 120 "$compose" "$r" >>"$raw" || echo "failed: compose" >&2; }
+    for s in weft weft-nocap; do
+        for t in 8 16 64; do
+            for w in idle sporadic fib30 loop; do run "$s" "$w" "$t"; done
+        done
+    done
+done
+python3 "$here/policy.py" "$raw" | tee "$out/policy.md"
+echo "policy: $(($(date +%s) - start)) s; results in $out/policy.md"
