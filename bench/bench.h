@@ -237,7 +237,17 @@ typedef struct bench_system {
     void (*outside)(bench_pool *pool, bench_job_fn *fn, void *arg);
     void (*submit)(bench_pool *pool, bench_job_fn *fn, void *arg); /* detached job */
     void (*roundtrip)(bench_pool *pool); /* run an empty job in the pool, wait */
+    /* A detached job at high priority (NULL: no priorities; the priority
+     * workload then submits normally, for reference). */
+    void (*submit_high)(bench_pool *pool, bench_job_fn *fn, void *arg);
+    /* A task graph of n nodes running fn(i, arg), built once and run `runs`
+     * times, each run waited for. shape BENCH_GRAPH_WIDE: node 0 before nodes
+     * 1..n-2, all before node n-1; BENCH_GRAPH_DEEP: a chain 0 -> 1 -> ... */
+    void (*graph)(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, void *arg,
+                  unsigned runs);
 } bench_system;
+
+enum { BENCH_GRAPH_WIDE, BENCH_GRAPH_DEEP };
 
 /* The members that every system file defines as static functions of these
  * names, for its bench_system initialiser. */

@@ -110,9 +110,28 @@ rows(
     ],
 )
 rows("idle", 8, [("CPU s in 1 s idle", field("cpu_s"), None)])
+rows(
+    "priority",
+    2,
+    [
+        ("high job under a 100 ms flood: p50 start µs", field("p50_us"), None),
+        ("... max start µs (a normal job is 1000 µs)", field("max_us"), None),
+    ],
+)
+for t in (1, 2):
+    rows(
+        "graph",
+        t,
+        [
+            (f"wide (256 × 20 µs nodes): µs per run, {t} thr", field("wide_us_per_run"), "value"),
+            (f"deep (chain of 256 × 2 µs): µs per run, {t} thr", field("deep_us_per_run"), "value"),
+        ],
+    )
 
 # Cells left out of the "best peer" column, with the reason (a footnote).
 NOT_COMPARABLE = {
+    ("priority", "rayon"): "Rayon has no priorities: its high-priority jobs go to a second pool "
+    "(what its users do), whose threads compete with the first pool's for the cores.",
     ("roundtrip", "tbb"): "TBB's `task_arena::execute` runs the empty functor on the calling "
     "thread (it joins the arena), so nothing is handed to a worker: not a like-for-like round "
     "trip, and left out of the best-peer column.",

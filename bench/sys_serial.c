@@ -69,7 +69,17 @@ static void pieces(bench_pool *pool, size_t n, bench_piece_fn *fn, void *arg) {
         fn(i, arg);
 }
 
-static const bench_system serial = {.name = "serial", BENCH_SYSTEM_COMMON, .jobs = pieces};
+/* Nodes in index order: a topological order of both shapes. */
+static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, void *arg,
+                  unsigned runs) {
+    (void)pool, (void)shape;
+    for (unsigned r = 0; r < runs; r++)
+        for (size_t i = 0; i < n; i++)
+            fn(i, arg);
+}
+
+static const bench_system serial = {
+    .name = "serial", BENCH_SYSTEM_COMMON, .jobs = pieces, .graph = graph};
 
 const bench_system *bench_system_get(unsigned i) {
     return i == 0 ? &serial : NULL;

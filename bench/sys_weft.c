@@ -201,10 +201,55 @@ static void roundtrip(bench_pool *pool) {
     weft_run((weft_pool *)pool, empty_job, NULL);
 }
 
+static void submit_high(bench_pool *pool, bench_job_fn *fn, void *arg) {
+    int err = weft_spawn_priority((weft_pool *)pool, fn, arg, WEFT_PRIORITY_HIGH);
+    if (err)
+        bench_die("weft_spawn_priority", strerror(err));
+}
+
+typedef struct graph_node_arg {
+    bench_piece_fn *fn;
+    void *arg;
+    size_t i;
+} graph_node_arg;
+
+static void graph_node_run(void *arg) {
+    graph_node_arg *a = arg;
+    a->fn(a->i, a->arg);
+}
+
+static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, void *arg,
+                  unsigned runs) {
+    weft_graph *g;
+    weft_node **nodes = calloc(n, sizeof *nodes);
+    graph_node_arg *args = calloc(n, sizeof *args);
+    if (!nodes || !args || weft_graph_create(&g) != 0)
+        bench_die("weft graph", "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        args[i] = (graph_node_arg){fn, arg, i};
+        if (weft_graph_add(g, graph_node_run, &args[i], &nodes[i]) != 0)
+            bench_die("weft_graph_add", "failed");
+    }
+    for (size_t i = 1; i < n; i++) {
+        int err = shape == BENCH_GRAPH_DEEP ? weft_graph_edge(g, nodes[i - 1], nodes[i])
+                  : i + 1 < n               ? weft_graph_edge(g, nodes[0], nodes[i]) |
+                                    weft_graph_edge(g, nodes[i], nodes[n - 1])
+                              : 0;
+        if (err)
+            bench_die("weft_graph_edge", strerror(err));
+    }
+    for (unsigned r = 0; r < runs; r++)
+        if (weft_graph_run(g, (weft_pool *)pool) != 0)
+            bench_die("weft_graph_run", "failed");
+    weft_graph_destroy(g);
+    free(nodes);
+    free(args);
+}
+
 #define WEFT_SYSTEM(NAME, VARIANT, HIDDEN)                                                         \
     {                                                                                              \
         .name = NAME, .variant = VARIANT, .hidden = HIDDEN, BENCH_SYSTEM_COMMON, .jobs = jobs,     \
-        .submit = submit, .roundtrip = roundtrip,                                                  \
+        .submit = submit, .roundtrip = roundtrip, .submit_high = submit_high, .graph = graph,      \
     }
 
 static const bench_system systems[] = {

@@ -132,18 +132,28 @@ static int check_acyclic(weft_graph *g) {
     return 0;
 }
 
+/* Run a node; then, of the successors it made ready, run one here next and
+ * queue the others (a chain stays on one thread, as a continuation would,
+ * instead of bouncing through the deque to an idle thief). */
 static void node_execute(weft__job *job) {
     weft_node *nd = (weft_node *)job;
     weft_graph *g = nd->graph;
-    nd->fn(nd->arg);
-    for (size_t k = 0; k < nd->nsucc; k++) {
-        weft_node *s = nd->succ[k];
-        /* Acq_rel: the last predecessor to finish submits s, after all their
-         * writes; the job's publication carries them to whoever runs s. */
-        if (atomic_fetch_sub_explicit(&s->waiting, 1, memory_order_acq_rel) == 1)
-            weft__pool_submit(g->pool, &s->job);
+    while (nd) {
+        nd->fn(nd->arg);
+        weft_node *next = NULL;
+        for (size_t k = 0; k < nd->nsucc; k++) {
+            weft_node *s = nd->succ[k];
+            /* Acq_rel: the last predecessor to finish runs or queues s, after
+             * all their writes; the job's publication carries them along. */
+            if (atomic_fetch_sub_explicit(&s->waiting, 1, memory_order_acq_rel) == 1) {
+                if (next)
+                    weft__pool_submit(g->pool, &next->job);
+                next = s;
+            }
+        }
+        weft__count_latch_decrement(&g->done); /* nd is done; the run may end */
+        nd = next;
     }
-    weft__count_latch_decrement(&g->done);
 }
 
 static void run_inside(void *arg) {

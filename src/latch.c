@@ -29,6 +29,7 @@
 #include "os.h"
 #include "pool.h"
 #include "sleep.h"
+#include "stats.h"
 
 void weft__latch_init(weft__latch *l) {
     weft__worker *w = weft__current_worker();
@@ -93,7 +94,30 @@ void weft__latch_wake_up(weft__latch *l) {
                                             memory_order_relaxed, memory_order_relaxed);
 }
 
+/* How long an outside owner polls its latch before it blocks. A weft_run of a
+ * short job finishes within a few microseconds when a worker is searching;
+ * blocking instead costs the caller a futex wake-up of its own, which on an
+ * idle (virtualised) machine takes tens of microseconds (bench/: roundtrip).
+ * Short enough that a long job costs its caller at most this much CPU. */
+#define OUTSIDE_SPIN_NS 10000
+
+/* Poll with pauses for at most OUTSIDE_SPIN_NS; true if the latch got set. */
+static bool spin_outside(weft__latch *l) {
+    uint64_t start = weft__now_ns();
+    do {
+        for (int i = 0; i < 64; i++) {
+            /* Acquire: pairs with the setter's release exchange. */
+            if (atomic_load_explicit(&l->state, memory_order_acquire) == WEFT_LATCH_SET)
+                return true;
+            weft__cpu_relax();
+        }
+    } while (weft__now_ns() - start < OUTSIDE_SPIN_NS);
+    return false;
+}
+
 static void wait_outside(weft__latch *l) {
+    if (spin_outside(l))
+        return;
     uint32_t s = atomic_load_explicit(&l->state, memory_order_acquire);
     while (s != WEFT_LATCH_SET) {
         if (s == WEFT_LATCH_UNSET) {

@@ -156,12 +156,48 @@ static void roundtrip(bench_pool *pool) {
     { __asm__ volatile("" ::: "memory"); }
 }
 
+/* Tasks with depend clauses, created anew each run by one thread of a
+ * parallel region (OpenMP has no graph to build once). The wide graph's sink
+ * depends on every middle node through an iterator (OpenMP 5.0). */
+static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, void *arg,
+                  unsigned runs) {
+    char *dep = calloc(n, 1);
+    if (!dep)
+        bench_die("calloc", "out of memory");
+#pragma omp parallel num_threads(pool->threads)
+#pragma omp single
+    for (unsigned r = 0; r < runs; r++) {
+#pragma omp task depend(out : dep[0]) firstprivate(fn, arg)
+        fn(0, arg);
+        for (size_t i = 1; i + 1 < n; i++) {
+            if (shape == BENCH_GRAPH_DEEP) {
+#pragma omp task depend(in : dep[i - 1]) depend(out : dep[i]) firstprivate(fn, arg, i)
+                fn(i, arg);
+            } else {
+#pragma omp task depend(in : dep[0]) depend(out : dep[i]) firstprivate(fn, arg, i)
+                fn(i, arg);
+            }
+        }
+        size_t last = n - 1;
+        if (shape == BENCH_GRAPH_DEEP) {
+#pragma omp task depend(in : dep[last - 1]) firstprivate(fn, arg, last)
+            fn(last, arg);
+        } else {
+#pragma omp task depend(iterator(j = 1 : last), in : dep[j]) firstprivate(fn, arg, last)
+            fn(last, arg);
+        }
+#pragma omp taskwait
+    }
+    free(dep);
+}
+
 static const bench_system omp_system = {.name = BENCH_OMP_NAME,
                                         BENCH_SYSTEM_COMMON,
                                         .jobs = jobs,
                                         .outside = outside,
                                         .submit = submit,
-                                        .roundtrip = roundtrip};
+                                        .roundtrip = roundtrip,
+                                        .graph = graph};
 
 const bench_system *bench_system_get(unsigned i) {
     return i == 0 ? &omp_system : NULL;

@@ -22,6 +22,10 @@
 
 #include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
+#include <memory>
+#include <vector>
+
+#include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_reduce.h>
 #include <oneapi/tbb/task_arena.h>
@@ -36,10 +40,14 @@ using range = tbb::blocked_range<size_t>;
 struct bench_pool {
     tbb::global_control workers;
     tbb::task_arena arena;
+    /* High-priority jobs (the priority workload): an arena of priority high
+     * beside the normal one, sharing the same workers. */
+    tbb::task_arena high;
 
     bench_pool(unsigned threads, unsigned flags)
         : workers(tbb::global_control::max_allowed_parallelism, threads + 1),
-          arena((int)threads, (flags & BENCH_POOL_SUBMIT) ? 0 : 1) {
+          arena((int)threads, (flags & BENCH_POOL_SUBMIT) ? 0 : 1),
+          high((int)threads, 0, tbb::task_arena::priority::high) {
         arena.initialize();
     }
 };
@@ -149,6 +157,34 @@ void roundtrip(bench_pool *pool) {
     pool->arena.execute([] {});
 }
 
+void submit_high(bench_pool *pool, bench_job_fn *fn, void *arg) {
+    pool->high.enqueue([fn, arg] { fn(arg); });
+}
+
+/* A flow graph of continue_nodes: each fires once all its predecessors have. */
+void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, void *arg, unsigned runs) {
+    using node = tbb::flow::continue_node<tbb::flow::continue_msg>;
+    pool->arena.execute([&] {
+        tbb::flow::graph g;
+        std::vector<std::unique_ptr<node>> nodes;
+        for (size_t i = 0; i < n; i++)
+            nodes.emplace_back(
+                new node(g, [fn, arg, i](const tbb::flow::continue_msg &) { fn(i, arg); }));
+        for (size_t i = 1; i < n; i++) {
+            if (shape == BENCH_GRAPH_DEEP) {
+                tbb::flow::make_edge(*nodes[i - 1], *nodes[i]);
+            } else if (i + 1 < n) {
+                tbb::flow::make_edge(*nodes[0], *nodes[i]);
+                tbb::flow::make_edge(*nodes[i], *nodes[n - 1]);
+            }
+        }
+        for (unsigned r = 0; r < runs; r++) {
+            nodes[0]->try_put(tbb::flow::continue_msg());
+            g.wait_for_all();
+        }
+    });
+}
+
 const bench_system tbb_system = {.name = "tbb",
                                  .variant = 0,
                                  .hidden = 0,
@@ -156,7 +192,9 @@ const bench_system tbb_system = {.name = "tbb",
                                  .jobs = jobs,
                                  .outside = nullptr,
                                  .submit = submit,
-                                 .roundtrip = roundtrip};
+                                 .roundtrip = roundtrip,
+                                 .submit_high = submit_high,
+                                 .graph = graph};
 
 } // namespace
 

@@ -43,6 +43,8 @@ pub struct BenchSystem {
     outside: Option<unsafe extern "C" fn(*mut Pool, JobFn, *mut c_void)>,
     submit: Option<unsafe extern "C" fn(*mut Pool, JobFn, *mut c_void)>,
     roundtrip: Option<unsafe extern "C" fn(*mut Pool)>,
+    submit_high: Option<unsafe extern "C" fn(*mut Pool, JobFn, *mut c_void)>,
+    graph: Option<unsafe extern "C" fn(*mut Pool, c_int, usize, PieceFn, *mut c_void, u32)>,
 }
 
 // The table is immutable and its name points to a static string.
@@ -70,28 +72,50 @@ impl Arg {
     }
 }
 
-unsafe fn pool<'a>(p: *mut Pool) -> &'a ThreadPool {
-    &*(p as *const ThreadPool)
+/// The benchmark's pool: Rayon's pool, and a second one made on first use for
+/// high-priority jobs: Rayon has no priorities, and two pools is what its
+/// users do today.
+struct Pools {
+    main: ThreadPool,
+    high: std::sync::Mutex<Option<ThreadPool>>,
+    threads: usize,
 }
 
-unsafe extern "C" fn create(_: *const BenchSystem, threads: u32, _flags: u32) -> *mut Pool {
+unsafe fn pools<'a>(p: *mut Pool) -> &'a Pools {
+    &*(p as *const Pools)
+}
+
+unsafe fn pool<'a>(p: *mut Pool) -> &'a ThreadPool {
+    &pools(p).main
+}
+
+fn build(threads: usize, prefix: &'static str) -> ThreadPool {
     match ThreadPoolBuilder::new()
-        .num_threads(threads as usize)
-        .thread_name(|i| format!("rayon-{i}"))
+        .num_threads(threads)
+        .thread_name(move |i| format!("{prefix}-{i}"))
         .build()
     {
-        Ok(p) => Box::into_raw(Box::new(p)) as *mut Pool,
+        Ok(p) => p,
         Err(e) => {
             let what = CString::new("rayon ThreadPoolBuilder").unwrap_or_default();
             let detail = CString::new(e.to_string()).unwrap_or_default();
-            bench_die(what.as_ptr(), detail.as_ptr());
-            ptr::null_mut()
+            unsafe { bench_die(what.as_ptr(), detail.as_ptr()) };
+            unreachable!()
         }
     }
 }
 
+unsafe extern "C" fn create(_: *const BenchSystem, threads: u32, _flags: u32) -> *mut Pool {
+    let pools = Pools {
+        main: build(threads as usize, "rayon"),
+        high: std::sync::Mutex::new(None),
+        threads: threads as usize,
+    };
+    Box::into_raw(Box::new(pools)) as *mut Pool
+}
+
 unsafe extern "C" fn destroy(p: *mut Pool) {
-    drop(Box::from_raw(p as *mut ThreadPool));
+    drop(Box::from_raw(p as *mut Pools));
 }
 
 fn fib_rec(n: c_int) -> c_long {
@@ -246,6 +270,14 @@ unsafe extern "C" fn roundtrip(p: *mut Pool) {
     pool(p).install(|| ());
 }
 
+unsafe extern "C" fn submit_high(p: *mut Pool, f: JobFn, arg: *mut c_void) {
+    let pools = pools(p);
+    let mut high = pools.high.lock().unwrap_or_else(|e| e.into_inner());
+    let high = high.get_or_insert_with(|| build(pools.threads, "rayon-high"));
+    let arg = Arg(arg);
+    high.spawn(move || unsafe { f(arg.get()) });
+}
+
 static RAYON: BenchSystem = BenchSystem {
     // Not a c"" literal: those need Rust 1.77, Debian 12's rustc is 1.63.
     name: b"rayon\0".as_ptr() as *const c_char,
@@ -262,6 +294,8 @@ static RAYON: BenchSystem = BenchSystem {
     outside: None,
     submit: Some(submit),
     roundtrip: Some(roundtrip),
+    submit_high: Some(submit_high),
+    graph: None, /* Rayon has no task graph */
 };
 
 /// Called by the C driver: the i-th system of this program.
