@@ -1,7 +1,8 @@
 /* Composability (seed 004's case): a weft stage, a parallel loop, followed at
  * once by an OpenMP `parallel for` stage of the same size, repeated. How long
  * does the OpenMP stage take when
- *   none:       there is no weft pool (the first stage runs serially),
+ *   none:       there is no weft pool (the first stage is an OpenMP loop too,
+ *               so the data sits in the same caches as after a weft stage),
  *   default:    a weft pool sits idle with its default (automatic) leave policy,
  *   fast-leave: the weft stage runs in a parallel phase ended with fast leave,
  *   spin:       weft's idle workers never sleep (benchmark-only hook),
@@ -53,10 +54,13 @@ static void run_mode(const char *mode, int run, unsigned threads) {
     for (int r = 0; r < ROUNDS; r++) {
         if (phase)
             weft_phase_begin(pool);
-        if (weft)
+        if (weft) {
             weft_for(pool, 0, N, 0, stage_body, NULL);
-        else
-            stage_body(0, N, NULL);
+        } else { /* no weft at all: the program's first stage is OpenMP too */
+#pragma omp parallel for schedule(static)
+            for (size_t i = 0; i < N; i++)
+                stage_body(i, i + 1, NULL);
+        }
         if (phase)
             weft_phase_end(pool, true);
         us[r] = omp_stage();

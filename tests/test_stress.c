@@ -3,6 +3,7 @@
  * the right sum, every loop index and every spawned job runs exactly once,
  * sporadic outside jobs all start (no lost wake-up), and the same again with
  * random yields injected at the sleep protocol's points. */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -145,5 +146,76 @@ TEST(outside_threads_hammer_an_oversubscribed_pool) {
             pthread_join(t[i], NULL);
         CHECK_EQ(weft_pool_destroy(pool), 0);
         CHECK_EQ(atomic_load(&spawned_ran), CALLERS * scaled(50));
+    }
+}
+
+/* Seed 003's model under oversubscription: threads holding contexts run
+ * loops, reductions, event waits and high-priority spawns on a pool of 32
+ * workers while outside threads flood it; every index and job exactly once. */
+static void sum_init(void *acc, void *arg) {
+    (void)arg;
+    *(long *)acc = 0;
+}
+
+static void sum_fold(size_t b, size_t e, void *acc, void *arg) {
+    (void)arg;
+    for (size_t i = b; i < e; i++)
+        *(long *)acc += (long)i;
+}
+
+static void sum_combine(void *acc, const void *rhs, void *arg) {
+    (void)arg;
+    *(long *)acc += *(const long *)rhs;
+}
+
+static void signal_event(void *arg) {
+    weft_event_signal((weft_event *)arg);
+}
+
+static void *context_user(void *arg) {
+    weft_pool *pool = arg;
+    weft_context *ctx;
+    while (weft_context_acquire(pool, &ctx) == EBUSY)
+        sched_yield();
+    const weft_reducer sum = {sizeof(long), sum_init, sum_fold, sum_combine, NULL};
+    for (int round = 0; round < scaled(40); round++) {
+        size_t n = 5000 + (size_t)round;
+        long r = 0;
+        CHECK_EQ(weft_reduce(pool, 0, n, (size_t)round % 3, &sum, &r), 0);
+        CHECK_EQ(r, (long)(n * (n - 1) / 2));
+        _Atomic unsigned char *hits = calloc(n, 1);
+        weft_for(pool, 0, n, 0, count_index, (void *)hits);
+        for (size_t i = 0; i < n; i++)
+            CHECK_EQ(hits[i], 1);
+        free((void *)hits);
+        weft_event *e;
+        CHECK_EQ(weft_event_create(&e, pool, 8), 0);
+        for (int i = 0; i < 8; i++)
+            CHECK_EQ(weft_spawn_priority(pool, signal_event, e, (weft_priority)(i & 1)), 0);
+        weft_event_wait(e);
+        weft_event_destroy(e);
+    }
+    weft_context_release(ctx);
+    return NULL;
+}
+
+TEST(contexts_events_and_priorities_oversubscribed) {
+    for (int w = 0; w < 2; w++) {
+        weft_config c = {
+            .threads = 32, .contexts = 3, .wake = w ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED};
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, &c), 0);
+        atomic_store(&spawned_ran, 0);
+        pthread_t users[4], flooders[2];
+        for (int i = 0; i < 4; i++) /* four threads share three contexts */
+            pthread_create(&users[i], NULL, context_user, pool);
+        for (int i = 0; i < 2; i++)
+            pthread_create(&flooders[i], NULL, hammer, pool);
+        for (int i = 0; i < 4; i++)
+            pthread_join(users[i], NULL);
+        for (int i = 0; i < 2; i++)
+            pthread_join(flooders[i], NULL);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+        CHECK_EQ(atomic_load(&spawned_ran), 2 * scaled(50));
     }
 }
