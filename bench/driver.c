@@ -388,9 +388,9 @@ static void wl_sweep(const run_ctx *c) {
 
 /* ---- priority: a high-priority job while the pool is flooded ---------- */
 
-#define FLOOD_JOBS      200
-#define FLOOD_JOB_NS    (1 * MS)
-#define PROBES          20
+#define FLOOD_JOBS   200
+#define FLOOD_JOB_NS (1 * MS)
+#define PROBES       20
 /* Not a multiple of the flood jobs' length: probes must not phase-lock with
  * job boundaries (each would then see the same wait). */
 #define PROBE_PERIOD_NS (5370 * US)
