@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "jobs.h"
 #include "failmalloc.h"
 #include "weft.h"
 
@@ -157,22 +158,6 @@ TEST(join_nests_ten_thousand_deep) {
     weft_run(pool, nest, &e);
     CHECK_EQ(e.leaves, 10001);
     CHECK_EQ(weft_pool_destroy(pool), 0);
-}
-
-typedef struct fib {
-    int n;
-    long r;
-} fib;
-
-static void fib_job(void *arg) {
-    fib *f = arg;
-    if (f->n < 2) {
-        f->r = f->n;
-        return;
-    }
-    fib a = {f->n - 1, 0}, b = {f->n - 2, 0};
-    weft_join(fib_job, &a, fib_job, &b);
-    f->r = a.r + b.r;
 }
 
 TEST(join_computes_fib) {

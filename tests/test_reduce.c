@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "jobs.h"
 #include "failmalloc.h"
 #include "weft.h"
 
@@ -17,38 +18,20 @@ static weft_pool *make_pool(unsigned threads) {
 
 /* ---- sum of i ---------------------------------------------------------------- */
 
-static void sum_init(void *acc, void *arg) {
-    (void)arg;
-    *(uint64_t *)acc = 0;
-}
-
-static void sum_fold(size_t b, size_t e, void *acc, void *arg) {
-    (void)arg;
-    for (size_t i = b; i < e; i++)
-        *(uint64_t *)acc += i;
-}
-
-static void sum_combine(void *acc, const void *rhs, void *arg) {
-    (void)arg;
-    *(uint64_t *)acc += *(const uint64_t *)rhs;
-}
-
-static const weft_reducer sum = {sizeof(uint64_t), sum_init, sum_fold, sum_combine, NULL};
-
 TEST(sums_exactly_with_any_grain) {
     weft_pool *pool = make_pool(4);
     size_t grains[] = {0, 1, 3, 1000, 1 << 20};
     for (int g = 0; g < 5; g++) {
         uint64_t n = (uint64_t)scaled(1000000), r = 7;
-        CHECK_EQ(weft_reduce(pool, 0, n, grains[g], &sum, &r), 0);
+        CHECK_EQ(weft_reduce(pool, 0, n, grains[g], &sum_of_indices, &r), 0);
         CHECK_EQ(r, n * (n - 1) / 2);
-        CHECK_EQ(weft_reduce(pool, 10, 11, grains[g], &sum, &r), 0);
+        CHECK_EQ(weft_reduce(pool, 10, 11, grains[g], &sum_of_indices, &r), 0);
         CHECK_EQ(r, 10);
     }
     uint64_t r = 7;
-    CHECK_EQ(weft_reduce(pool, 5, 5, 0, &sum, &r), 0); /* empty: the identity */
+    CHECK_EQ(weft_reduce(pool, 5, 5, 0, &sum_of_indices, &r), 0); /* empty: the identity */
     CHECK_EQ(r, 0);
-    CHECK_EQ(weft_reduce(NULL, 0, 100, 0, &sum, &r), 0); /* default pool, from outside */
+    CHECK_EQ(weft_reduce(NULL, 0, 100, 0, &sum_of_indices, &r), 0); /* default pool, from outside */
     CHECK_EQ(r, 4950);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
@@ -199,15 +182,15 @@ TEST(reports_enomem_and_leaves_result_alone) {
 
 TEST(bad_input_gets_einval) {
     uint64_t r;
-    weft_reducer bad = sum;
+    weft_reducer bad = sum_of_indices;
     CHECK_EQ(weft_reduce(NULL, 0, 10, 0, NULL, &r), EINVAL);
-    CHECK_EQ(weft_reduce(NULL, 0, 10, 0, &sum, NULL), EINVAL);
+    CHECK_EQ(weft_reduce(NULL, 0, 10, 0, &sum_of_indices, NULL), EINVAL);
     bad.size = 0;
     CHECK_EQ(weft_reduce(NULL, 0, 10, 0, &bad, &r), EINVAL);
-    bad = sum, bad.fold = NULL;
+    bad = sum_of_indices, bad.fold = NULL;
     CHECK_EQ(weft_reduce(NULL, 0, 10, 0, &bad, &r), EINVAL);
-    bad = sum, bad.combine = NULL;
+    bad = sum_of_indices, bad.combine = NULL;
     CHECK_EQ(weft_reduce(NULL, 0, 10, 0, &bad, &r), EINVAL);
-    bad = sum, bad.init = NULL;
+    bad = sum_of_indices, bad.init = NULL;
     CHECK_EQ(weft_reduce(NULL, 0, 10, 0, &bad, &r), EINVAL);
 }

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "jobs.h"
 #include "pool.h"
 #include "weft.h"
 
@@ -65,22 +66,6 @@ TEST(wake_all_wakes_everybody) {
     CHECK_EQ(s.jobs, 10);
     CHECK(s.wakeups >= 10 * 7);        /* each job wakes all eight sleepers */
     CHECK(s.futile_wakeups >= 10 * 6); /* and all but one go back to sleep */
-}
-
-typedef struct fib {
-    int n;
-    long r;
-} fib;
-
-static void fib_job(void *arg) {
-    fib *f = arg;
-    if (f->n < 2) {
-        f->r = f->n;
-        return;
-    }
-    fib a = {f->n - 1, 0}, b = {f->n - 2, 0};
-    weft_join(fib_job, &a, fib_job, &b);
-    f->r = a.r + b.r;
 }
 
 TEST(counters_add_up) {

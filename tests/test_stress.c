@@ -9,24 +9,9 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "jobs.h"
 #include "pool.h"
 #include "weft.h"
-
-typedef struct fib {
-    int n;
-    long r;
-} fib;
-
-static void fib_job(void *arg) {
-    fib *f = arg;
-    if (f->n < 2) {
-        f->r = f->n;
-        return;
-    }
-    fib a = {f->n - 1, 0}, b = {f->n - 2, 0};
-    weft_join(fib_job, &a, fib_job, &b);
-    f->r = a.r + b.r;
-}
 
 static void count_index(size_t begin, size_t end, void *arg) {
     _Atomic unsigned char *hits = arg;
@@ -152,22 +137,6 @@ TEST(outside_threads_hammer_an_oversubscribed_pool) {
 /* Seed 003's model under oversubscription: threads holding contexts run
  * loops, reductions, event waits and high-priority spawns on a pool of 32
  * workers while outside threads flood it; every index and job exactly once. */
-static void sum_init(void *acc, void *arg) {
-    (void)arg;
-    *(long *)acc = 0;
-}
-
-static void sum_fold(size_t b, size_t e, void *acc, void *arg) {
-    (void)arg;
-    for (size_t i = b; i < e; i++)
-        *(long *)acc += (long)i;
-}
-
-static void sum_combine(void *acc, const void *rhs, void *arg) {
-    (void)arg;
-    *(long *)acc += *(const long *)rhs;
-}
-
 static void signal_event(void *arg) {
     weft_event_signal((weft_event *)arg);
 }
@@ -177,12 +146,11 @@ static void *context_user(void *arg) {
     weft_context *ctx;
     while (weft_context_acquire(pool, &ctx) == EBUSY)
         sched_yield();
-    const weft_reducer sum = {sizeof(long), sum_init, sum_fold, sum_combine, NULL};
     for (int round = 0; round < scaled(40); round++) {
         size_t n = 5000 + (size_t)round;
-        long r = 0;
-        CHECK_EQ(weft_reduce(pool, 0, n, (size_t)round % 3, &sum, &r), 0);
-        CHECK_EQ(r, (long)(n * (n - 1) / 2));
+        uint64_t r = 0;
+        CHECK_EQ(weft_reduce(pool, 0, n, (size_t)round % 3, &sum_of_indices, &r), 0);
+        CHECK_EQ(r, n * (n - 1) / 2);
         _Atomic unsigned char *hits = calloc(n, 1);
         weft_for(pool, 0, n, 0, count_index, (void *)hits);
         for (size_t i = 0; i < n; i++)

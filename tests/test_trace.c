@@ -6,27 +6,12 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "jobs.h"
 #include "weft.h"
 
 #ifndef WEFT_SOURCE_DIR
 #error "the build passes the source directory, for tools/check_trace.py"
 #endif
-
-typedef struct fib {
-    int n;
-    long r;
-} fib;
-
-static void fib_job(void *arg) {
-    fib *f = arg;
-    if (f->n < 2) {
-        f->r = f->n;
-        return;
-    }
-    fib a = {f->n - 1, 0}, b = {f->n - 2, 0};
-    weft_join(fib_job, &a, fib_job, &b);
-    f->r = a.r + b.r;
-}
 
 static void nothing(void *arg) {
     (void)arg;
