@@ -13,12 +13,23 @@ typedef struct item {
     _Atomic int taken;
 } item;
 
+/* A deque of the given capacity holding it[0..n) in push order. */
+static void fill(weft__deque *d, size_t capacity, item *it, int n) {
+    CHECK_EQ(weft__deque_init(d, capacity), 0);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(weft__deque_push(d, &it[i].job), 0);
+}
+
+/* The owner finds the deque empty; then free it. */
+static void drained(weft__deque *d) {
+    CHECK(weft__deque_pop(d) == NULL);
+    weft__deque_destroy(d);
+}
+
 TEST(lifo_for_owner_fifo_for_thieves) {
     weft__deque d;
-    CHECK_EQ(weft__deque_init(&d, 4), 0);
     item it[3];
-    for (int i = 0; i < 3; i++)
-        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+    fill(&d, 4, it, 3);
     weft__job *j = NULL;
     weft__deque_share(&d);
     CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
@@ -33,10 +44,8 @@ TEST(lifo_for_owner_fifo_for_thieves) {
 
 TEST(private_jobs_wait_until_shared) {
     weft__deque d;
-    CHECK_EQ(weft__deque_init(&d, 4), 0);
     item it[3];
-    for (int i = 0; i < 3; i++)
-        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+    fill(&d, 4, it, 3);
     weft__job *j = NULL;
     CHECK(weft__deque_has_private(&d));
     CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_EMPTY); /* private: invisible */
@@ -49,16 +58,13 @@ TEST(private_jobs_wait_until_shared) {
     CHECK(j == &it[0].job);
     CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
     CHECK(j == &it[1].job);
-    CHECK(weft__deque_pop(&d) == NULL);
-    weft__deque_destroy(&d);
+    drained(&d);
 }
 
 TEST(pop_takes_back_public_jobs) {
     weft__deque d;
-    CHECK_EQ(weft__deque_init(&d, 4), 0);
     item it[5];
-    for (int i = 0; i < 5; i++)
-        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+    fill(&d, 4, it, 5);
     weft__deque_share(&d);
     CHECK(weft__deque_public_empty(&d) == false);
     for (int i = 4; i >= 0; i--) /* each reclaim takes back the newer half */
@@ -86,8 +92,7 @@ TEST(grows_and_keeps_order) {
     }
     for (int i = N - 1; i >= stolen; i--)
         CHECK(weft__deque_pop(&d) == &it[i].job);
-    CHECK(weft__deque_pop(&d) == NULL);
-    weft__deque_destroy(&d);
+    drained(&d);
 }
 
 TEST(indices_wrap_around_32_bits) {
@@ -107,16 +112,13 @@ TEST(indices_wrap_around_32_bits) {
     }
     for (int i = 99; i >= 50; i--)
         CHECK(weft__deque_pop(&d) == &it[i].job);
-    CHECK(weft__deque_pop(&d) == NULL);
-    weft__deque_destroy(&d);
+    drained(&d);
 }
 
 TEST(push_reports_enomem_when_growth_fails) {
     weft__deque d;
-    CHECK_EQ(weft__deque_init(&d, 16), 0);
     item it[17];
-    for (int i = 0; i < 16; i++)
-        CHECK_EQ(weft__deque_push(&d, &it[i].job), 0);
+    fill(&d, 16, it, 16);
     failmalloc_arm(0);
     CHECK_EQ(weft__deque_push(&d, &it[16].job), ENOMEM);
     failmalloc_disarm();
