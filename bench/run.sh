@@ -118,8 +118,16 @@ build_rayon() {
         log "skip rayon: apt-get install librust-rayon-dev"
         return
     fi
+    # The same loop alignment as the C programs where rustc's LLVM has it (the
+    # driver's own loops are C, built by build.rs with -falign-loops=64).
+    local rustflags=
+    if rustc -C llvm-args=-align-loops=64 --print cfg >/dev/null 2>&1; then
+        rustflags="-C llvm-args=-align-loops=64"
+    else
+        log "rayon: rustc $(rustc --version | cut -d' ' -f2) has no -align-loops; Rust code unaligned"
+    fi
     # Cargo reads .cargo/config.toml (offline, Debian's crates) from the cwd.
-    if (cd "$here/peers/rayon" && cargo build --release --offline --quiet \
+    if (cd "$here/peers/rayon" && RUSTFLAGS="$rustflags" cargo build --release --offline --quiet \
         --target-dir "$bin/rayon-target") >"$bin/rayon_build.log" 2>&1; then
         ln -sf rayon-target/release/rayon_bench "$bin/rayon_bench"
     else
