@@ -59,6 +59,7 @@ void weft__broadcast_run_pending(weft__broadcasts *b, unsigned index, uint64_t *
 static void post(weft_pool *pool, weft__broadcast *d) {
     weft__broadcasts *b = &pool->broadcasts;
     pthread_mutex_lock(&b->lock);
+    /* Relaxed: only written under this lock. */
     d->seq = atomic_load_explicit(&b->seq, memory_order_relaxed) + 1;
     d->next = NULL;
     if (b->tail)

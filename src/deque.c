@@ -168,6 +168,7 @@ weft__job *weft__deque_pop_cold(weft__deque *d) {
         move_split(d, b - 1);
     }
     d->bottom = b - 1;
+    /* Relaxed: a private slot, written by this thread. */
     return atomic_load_explicit(&d->obuf->slot[(b - 1) & d->obuf->mask], memory_order_relaxed);
 }
 

@@ -79,6 +79,7 @@ static void node_execute(weft__job *job);
 int weft_graph_add(weft_graph *graph, weft_fn *fn, void *arg, weft_node **node) {
     if (!graph || !fn || !node)
         return EINVAL;
+    /* Relaxed: misuse detection only; edits and runs are not concurrent. */
     if (atomic_load_explicit(&graph->running, memory_order_relaxed))
         return EBUSY;
     if (reserve((void **)&graph->nodes, &graph->cap, graph->n, sizeof *graph->nodes))
@@ -96,6 +97,7 @@ int weft_graph_add(weft_graph *graph, weft_fn *fn, void *arg, weft_node **node) 
 int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *after) {
     if (!graph || !before || !after || before->graph != graph || after->graph != graph)
         return EINVAL;
+    /* Relaxed: misuse detection only, as in weft_graph_add. */
     if (atomic_load_explicit(&graph->running, memory_order_relaxed))
         return EBUSY;
     if (reserve((void **)&before->succ, &before->succ_cap, before->nsucc, sizeof *before->succ))
@@ -115,6 +117,8 @@ static int check_acyclic(weft_graph *g) {
     if (!ready)
         return ENOMEM;
     size_t head = 0, tail = 0;
+    /* Relaxed below: one thread (the runner, holding `running`) uses the
+     * counts here; a run resets them before any job sees them. */
     for (size_t i = 0; i < g->n; i++) {
         atomic_store_explicit(&g->nodes[i]->waiting, g->nodes[i]->preds, memory_order_relaxed);
         if (g->nodes[i]->preds == 0)

@@ -26,6 +26,7 @@ void weft__injector_push(weft__injector *q, weft__job *first, weft__job *last, u
     else
         q->head = first;
     q->tail = last;
+    /* Relaxed: written only under the lock we hold. */
     uint64_t n = atomic_load_explicit(&q->length, memory_order_relaxed);
     /* Relaxed: the caller's seq-cst fence that follows publishes it to the
      * sleep protocol; consumers take the lock. */
@@ -42,6 +43,7 @@ weft__job *weft__injector_pop(weft__injector *q) {
         q->head = job->next;
         if (!q->head)
             q->tail = NULL;
+        /* Relaxed: under the lock; a stale read elsewhere is only a hint. */
         uint64_t n = atomic_load_explicit(&q->length, memory_order_relaxed);
         atomic_store_explicit(&q->length, n - 1, memory_order_relaxed);
     }

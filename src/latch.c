@@ -118,6 +118,7 @@ static bool spin_outside(weft__latch *l) {
 static void wait_outside(weft__latch *l) {
     if (spin_outside(l))
         return;
+    /* Acquire: pairs with the setter's release exchange. */
     uint32_t s = atomic_load_explicit(&l->state, memory_order_acquire);
     while (s != WEFT_LATCH_SET) {
         if (s == WEFT_LATCH_UNSET) {

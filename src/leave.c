@@ -66,6 +66,7 @@ void weft__leave_record_idle(weft__leave *lv, uint64_t ns) {
 }
 
 static bool over_searcher_cap(weft__sleep *s) {
+    /* Relaxed: a benchmark flag set before the pool exists. */
     if (s->wake_all || atomic_load_explicit(&weft__leave_bench_no_cap, memory_order_relaxed))
         return false; /* the legacy protocol keeps no searcher count */
     /* Seq-cst like every counter access (sleep.c); a hint here. */

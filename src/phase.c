@@ -43,6 +43,8 @@ void weft_phase_end(weft_pool *pool, bool fast_leave) {
     if (!pool)
         return;
     weft__phase *p = &pool->sleep.phase;
+    /* Relaxed: the count is a hint to workers (phase.h); the CAS below keeps
+     * it exact. */
     uint32_t n = atomic_load_explicit(&p->active, memory_order_relaxed);
     do {
         assert(n > 0 && "weft_phase_end without weft_phase_begin");
@@ -56,5 +58,6 @@ void weft_phase_end(weft_pool *pool, bool fast_leave) {
 }
 
 void weft__phase_end_all(weft__phase *p) {
+    /* Relaxed: a hint to workers that destroy is about to stop anyway. */
     atomic_store_explicit(&p->active, 0, memory_order_relaxed);
 }

@@ -402,10 +402,12 @@ weft_pool *weft_pool_default(void) {
     if (pool)
         return pool;
     pthread_mutex_lock(&default_lock);
+    /* Relaxed: under default_lock, which every writer holds. */
     pool = atomic_load_explicit(&default_pool, memory_order_relaxed);
     if (!pool && weft_pool_create(&pool, NULL) == 0) {
         pool->is_default = true;
         atomic_store_explicit(&default_pool, pool, memory_order_release);
+        /* Relaxed: set by weft_pool_create on this thread. */
         if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
             atexit(stop_default_trace); /* WEFT_TRACE: the default pool lives to exit */
     }

@@ -176,6 +176,7 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
         return false;
     bool woke = false;
     pthread_mutex_lock(&slot->lock);
+    /* Relaxed: the sleeper writes ASLEEP under this lock. */
     if (atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP) {
         slot->leave.woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
         if (WEFT_UNLIKELY(atomic_load_explicit(&s->pool->trace.on, memory_order_relaxed)))
@@ -244,6 +245,7 @@ static uint64_t stats_before_sleep(weft__idle *idle) {
     weft__stats *st = idle->stats;
     uint64_t now = weft__now_ns();
     stats_search_end(idle, now);
+    /* Relaxed: statistics only (stats.h). */
     atomic_store_explicit(&st->asleep_since, now, memory_order_relaxed);
     weft__stat_add(&st->sleeps, 1);
     if (st->woken_without_job)
@@ -255,6 +257,7 @@ static void stats_after_sleep(weft__idle *idle, uint64_t slept_at) {
     weft__stats *st = idle->stats;
     uint64_t now = weft__now_ns();
     weft__stat_add(&st->sleep_ns, now - slept_at);
+    /* Relaxed: statistics only (stats.h). */
     atomic_store_explicit(&st->asleep_since, 0, memory_order_relaxed);
     weft__stat_add(&st->wakeups, 1);
     st->woken_without_job = true;
@@ -327,6 +330,7 @@ static WEFT_COLD void legacy_tickle_cold(weft__sleep *s) {
     if (!(old & LEGACY_ASLEEP))
         return;
     pthread_mutex_lock(&s->legacy_lock);
+    /* Relaxed: only written under legacy_lock. */
     uint32_t e = atomic_load_explicit(&s->legacy_epoch, memory_order_relaxed);
     /* Release: pairs with a sleeper's acquire reload; the lock orders us after
      * any sleeper that read the old epoch. */
