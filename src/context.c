@@ -87,7 +87,7 @@ void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
         weft_priority prio;
         weft__job *job = own_work(ctx, &prio);
         if (job) {
-            ctx->prio = prio;
+            weft__worker_set_prio(ctx, prio);
             weft__job_execute(job);
             ctx->prio = outer;
         } else {

@@ -96,4 +96,9 @@ static inline bool weft__deque_public_empty(weft__deque *d) {
     return weft__deque_top(ts) == weft__deque_split(ts);
 }
 
+/* Owner only, after a push: is the job just pushed the deque's only one? */
+static inline bool weft__deque_only_job(weft__deque *d) {
+    return d->bottom - 1 == d->split && weft__deque_public_empty(d);
+}
+
 #endif

@@ -70,16 +70,17 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
     return NULL;
 }
 
-/* Own deque, steal, injector: at one priority. */
-static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio) {
-    weft__job *job = weft__worker_pop_prio(w, prio);
-    if (job)
-        return job;
-    job = steal_work(w, more, prio);
-    if (job)
-        return job;
+/* Own deque and steal (if `deques`), then the injector: at one priority. */
+static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio, bool deques) {
+    if (deques) {
+        weft__job *job = weft__worker_pop_prio(w, prio);
+        if (!job)
+            job = steal_work(w, more, prio);
+        if (job)
+            return job;
+    }
     weft__injector *q = &w->pool->injectors[prio];
-    job = weft__injector_pop(q);
+    weft__job *job = weft__injector_pop(q);
     if (job) {
         *more = !weft__injector_is_empty(q);
         weft__stat_add(&w->stats.injected, 1);
@@ -88,13 +89,18 @@ static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio) 
 }
 
 /* High-priority work anywhere comes before normal work (seed 003); *prio
- * tells which it found. */
+ * tells which it found. The high deques are searched only once some job was
+ * pushed on one (weft__pool_note_high): a pool that never sees high-priority
+ * work pays one load for the option, not a second steal sweep. */
 static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
     *more = false;
     if (WEFT_UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
         weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
+    /* Relaxed: see weft__pool_note_high. */
+    bool high = atomic_load_explicit(&w->pool->high_pushed, memory_order_relaxed);
     for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
-        weft__job *job = find_work_at(w, more, (weft_priority)p);
+        bool deques = p == WEFT_PRIORITY_NORMAL || high;
+        weft__job *job = find_work_at(w, more, (weft_priority)p, deques);
         if (job) {
             *prio = (weft_priority)p;
             return job;
@@ -118,7 +124,7 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
             weft__trace(tracing, &w->stats.trace, WEFT_TRACE_RUN, 0);
-            w->prio = prio; /* what it forks inherits its priority */
+            weft__worker_set_prio(w, prio); /* what it forks inherits it */
             weft__job_execute(job);
             w->prio = outer;
             weft__trace(tracing, &w->stats.trace, WEFT_TRACE_SEARCH, 0);
@@ -157,8 +163,11 @@ void weft__worker_offer(weft__worker *w, weft__deque *d) {
 
 int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio) {
     weft__worker *w = weft__worker_of(pool);
-    if (w)
+    if (w) {
+        if (prio == WEFT_PRIORITY_HIGH)
+            weft__pool_note_high(pool);
         return weft__worker_push_prio(w, job, prio);
+    }
     weft__pool_inject(pool, job, prio);
     return 0;
 }

@@ -46,6 +46,11 @@ struct weft_pool {
     weft__injector injectors[WEFT_PRIORITIES];
     weft__broadcasts broadcasts;
     weft__trace_state trace;
+    /* Sticky: set before the first high-priority job can reach a deque (see
+     * weft__worker_set_prio). Until then finding work skips the high deques
+     * (only the high injector can hold a job), so a pool that never sees
+     * high-priority work does not sweep them. */
+    _Atomic bool high_pushed;
     /* Detached jobs not yet finished, plus one held by the pool until
      * weft_pool_destroy: reaching zero sets `drained`. */
     alignas(WEFT_CACHELINE) weft__count_latch pending;
@@ -105,16 +110,45 @@ static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) 
 /* Share w's private jobs and tell the sleep module (cold path of push). */
 WEFT_HIDDEN WEFT_COLD void weft__worker_offer(weft__worker *w, weft__deque *d);
 
+/* Remember that a deque may from now on hold a high-priority job. */
+static inline void weft__pool_note_high(weft_pool *pool) {
+    /* Relaxed: a stale false costs parallelism, never a job. The pusher sees
+     * its own store, so it runs the job itself if nobody steals it; a worker
+     * woken for the job synchronises with its waker (the slot lock, the JEC
+     * CAS) and so sees the flag. The load first keeps the line shared once
+     * the flag is set. */
+    if (!atomic_load_explicit(&pool->high_pushed, memory_order_relaxed))
+        atomic_store_explicit(&pool->high_pushed, true, memory_order_relaxed);
+}
+
+/* w runs at priority prio from now on: what it forks is pushed there. Every
+ * raise of a worker's priority goes through here (restoring an outer one needs
+ * no note: it was noted when set), and weft__pool_submit_prio notes explicit
+ * high submissions, so no high job reaches a deque unnoted while
+ * weft__worker_push_prio stays free of the check. */
+static inline void weft__worker_set_prio(weft__worker *w, weft_priority prio) {
+    if (WEFT_UNLIKELY(prio == WEFT_PRIORITY_HIGH))
+        weft__pool_note_high(w->pool);
+    w->prio = prio;
+}
+
 /* Push a job on w's deque. It stays private (no synchronisation) unless some
  * worker could take it now: an idle or sleeping worker, or a thief that asked
  * this deque for work; then w shares its private jobs and wakes a sleeper if
- * needed. 0 or ENOMEM. */
+ * needed. 0 or ENOMEM.
+ * The deque's only job is shared too. A thief that goes idle just after our
+ * wants_work check finds it private and can only ask for it, and only our next
+ * push or pop answers: if we now run a long leaf (the outer join of a big
+ * split), the job would wait for it. Sharing when the deque was empty costs
+ * a public pop once per emptied deque (the right spine of a stolen tree),
+ * not per job. */
 static inline int weft__worker_push_prio(weft__worker *w, weft__job *job, weft_priority prio) {
     weft__deque *d = &w->deques[prio];
     int err = weft__deque_push(d, job);
     if (WEFT_LIKELY(err == 0) &&
         WEFT_UNLIKELY(weft__sleep_wants_work(&w->pool->sleep) ||
-                      atomic_load_explicit(&d->movesplit, memory_order_relaxed)))
+                      atomic_load_explicit(&d->movesplit, memory_order_relaxed) ||
+                      weft__deque_only_job(d)))
         weft__worker_offer(w, d);
     return err;
 }

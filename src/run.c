@@ -27,7 +27,7 @@ void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pr
     if (!pool || w) {
         weft_priority outer = w ? w->prio : WEFT_PRIORITY_NORMAL;
         if (w)
-            w->prio = priority; /* what fn forks inherits it */
+            weft__worker_set_prio(w, priority); /* what fn forks inherits it */
         fn(arg);
         if (w)
             w->prio = outer;

@@ -137,3 +137,51 @@ TEST(mixed_priorities_on_an_oversubscribed_pool) {
         CHECK_EQ(atomic_load(&ran), scaled(20000) + 500);
     }
 }
+
+/* A job that sits on a busy worker's deque must be stolen, whatever its
+ * priority: the worker here waits for it in a leaf that neither pushes nor
+ * pops. Fails without sharing a deque's only job (the job stays private when
+ * the thief went idle after the push) and without noting high work
+ * (weft__pool_note_high: thieves skip the high deques until then). The wait is
+ * bounded: a miss fails, it does not hang. */
+static _Atomic int stolen;
+
+static void mark_stolen(void *arg) {
+    (void)arg;
+    atomic_store(&stolen, 1);
+}
+
+static void wait_until_stolen(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 100000 && !atomic_load(&stolen); i++)
+        check_sleep_us(100);
+    CHECK(atomic_load(&stolen)); /* set by another worker while this one waited */
+}
+
+static void spawn_high_then_wait(weft_scope *s, void *arg) {
+    CHECK_EQ(weft_scope_spawn_priority(s, mark_stolen, NULL, WEFT_PRIORITY_HIGH), 0);
+    wait_until_stolen(arg);
+}
+
+static void explicit_high(void *pool) {
+    weft_scope_run(pool, spawn_high_then_wait, NULL);
+}
+
+static void fork_then_wait(void *arg) {
+    weft_join(wait_until_stolen, arg, mark_stolen, arg); /* at the running priority */
+}
+
+TEST(a_busy_workers_only_job_is_stolen) {
+    /* Fresh pools, so no high work is noted yet; repeated, since the
+     * thief's timing decides whether the push saw it idle. */
+    for (int round = 0; round < 20; round++) {
+        /* A high spawn from a normal job, a fork in a high job, a plain fork. */
+        weft_fn *paths[] = {explicit_high, fork_then_wait, fork_then_wait};
+        for (int i = 0; i < 3; i++) {
+            weft_pool *pool = make_pool(2);
+            atomic_store(&stolen, 0);
+            weft_run_priority(pool, paths[i], pool, (weft_priority)(i == 1));
+            CHECK_EQ(weft_pool_destroy(pool), 0);
+        }
+    }
+}
