@@ -437,6 +437,15 @@ void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
         atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
 }
 
+/* Targeted: leave the inactive count. True if we were the last searcher while
+ * someone sleeps, so that what we leave behind would wait for us. */
+static bool leave_searching(weft__sleep *s) {
+    /* Seq-cst, like every access to the counters: the proof's total order. */
+    uint64_t old = atomic_fetch_sub_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
+    unsigned sleepers = sleeping_of(old);
+    return sleepers > 0 && inactive_of(old) - sleepers == 1;
+}
+
 void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
     weft__leave *lv = &s->slots[idle->index].leave;
     if (idle->search_ns) {
@@ -452,11 +461,9 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
             legacy_tickle(s); /* give up being the sleepy one (seed 002) */
         return;
     }
-    uint64_t old = atomic_fetch_sub_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
     /* We were the last searcher and left work behind: hand over to a sleeper
      * so the rest does not wait for us (seed 000's "missed hazards"). */
-    unsigned sleepers = sleeping_of(old);
-    if (more && sleepers > 0 && inactive_of(old) - sleepers == 1)
+    if (leave_searching(s) && more)
         wake_any(s, 1);
 }
 
@@ -476,9 +483,7 @@ void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
     if (idle->search_ns)
         stats_search_end(idle, weft__now_ns());
     idle->stats->woken_without_job = false;
-    uint64_t old = atomic_fetch_sub_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
-    unsigned sleepers = sleeping_of(old);
-    if (sleepers == 0 || inactive_of(old) - sleepers != 1)
+    if (!leave_searching(s))
         return;
     weft__fence_seq_cst();
     if (weft__pool_final_check(s->pool, idle->index))
