@@ -11,8 +11,9 @@
  * CAS. This is the idea of Lace's split deque (van Dijk and van de Pol, "Lace:
  * non-blocking split deque for work-stealing", 2014): a work-first join pays
  * for synchronisation only when work actually moves between threads.
- * (Chase-Lev, which this replaced, needs a seq-cst fence on every pop: 60% of
- * a join's cost on fib.)
+ * (Chase-Lev, which this replaced, needs a seq-cst fence on every pop: fib(30)
+ * at one thread took 4.1 times a same-shape serial fib with it, 2.4 with this
+ * deque; commit 26840f0.)
  *
  * Invariants:
  *  1. top <= split <= bottom (as distances; indices are 32-bit and wrap).
