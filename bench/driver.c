@@ -139,15 +139,25 @@ static long fib_ref(int n) {
     return a;
 }
 
+/* On a new pool: a warm-up call fn(warm) checked against warm_ref, then one
+ * timed call fn(n), whose result goes to *r. Wall seconds of the timed call. */
+static double time_one_call(const run_ctx *c, long (*fn)(bench_pool *, int), int warm,
+                            long warm_ref, int n, long *r) {
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    check(c, fn(pool, warm) == warm_ref, "wrong warm-up result");
+    uint64_t t0 = bench_now_ns();
+    *r = fn(pool, n);
+    double wall = 1e-9 * (double)(bench_now_ns() - t0);
+    c->sys->destroy(pool);
+    return wall;
+}
+
 static void fib_run(const run_ctx *c, int n) {
     if (!c->sys->fib)
         return;
-    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
-    check(c, c->sys->fib(pool, n < 20 ? n : 20) == fib_ref(n < 20 ? n : 20), "warm-up fib");
-    uint64_t t0 = bench_now_ns();
-    long r = c->sys->fib(pool, n);
-    double wall = 1e-9 * (double)(bench_now_ns() - t0);
-    c->sys->destroy(pool);
+    int warm = n < 20 ? n : 20;
+    long r;
+    double wall = time_one_call(c, c->sys->fib, warm, fib_ref(warm), n, &r);
     check(c, r == fib_ref(n), "wrong fib value");
     emit_begin(c);
     bench_json_num("n", n);
@@ -195,12 +205,8 @@ static void wl_nqueens(const run_ctx *c) {
     if (!c->sys->nqueens)
         return;
     int n = c->sz->nqueens;
-    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
-    check(c, c->sys->nqueens(pool, 6) == nqueens_ref(6), "warm-up nqueens(6)");
-    uint64_t t0 = bench_now_ns();
-    long r = c->sys->nqueens(pool, n);
-    double wall = 1e-9 * (double)(bench_now_ns() - t0);
-    c->sys->destroy(pool);
+    long r;
+    double wall = time_one_call(c, c->sys->nqueens, 6, nqueens_ref(6), n, &r);
     check(c, r == nqueens_ref(n), "wrong number of solutions");
     emit_begin(c);
     bench_json_num("n", n);
