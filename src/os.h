@@ -5,6 +5,7 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,17 @@
  * (checked atomically with going to sleep), or spuriously: callers loop and
  * recheck in user space. */
 WEFT_HIDDEN void weft__os_wait(_Atomic uint32_t *word, uint32_t expected);
+
+/* Like weft__os_wait, but also returns once CLOCK_MONOTONIC reaches
+ * deadline_ns (as weft__now_ns reads it): false then, true otherwise (woken,
+ * word changed, or spuriously). */
+WEFT_HIDDEN bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected,
+                                     uint64_t deadline_ns);
+
+/* The calling thread's timers fire when asked rather than up to 50 us later
+ * (Linux's default slack), so a timed wait ends close to its deadline. Best
+ * effort; a no-op where the OS has no such setting. */
+WEFT_HIDDEN void weft__os_precise_timers(void);
 
 /* Wake one / every thread blocked in weft__os_wait on word. Safe to call after
  * the memory of word was freed or reused: waiters always recheck. */

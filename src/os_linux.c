@@ -5,7 +5,9 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "os.h"
@@ -18,6 +20,20 @@ void weft__os_wait(_Atomic uint32_t *word, uint32_t expected) {
     /* EAGAIN: the word changed before we slept; EINTR: a signal. Both return
      * to the caller, whose loop rechecks in user space. */
     futex(word, FUTEX_WAIT, expected);
+}
+
+bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
+    struct timespec at = {.tv_sec = (time_t)(deadline_ns / 1000000000u),
+                          .tv_nsec = (long)(deadline_ns % 1000000000u)};
+    /* WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline (plain WAIT a
+     * relative one), so a spurious return needs no recomputation. */
+    long r = syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
+                     &at, NULL, FUTEX_BITSET_MATCH_ANY);
+    return !(r == -1 && errno == ETIMEDOUT);
+}
+
+void weft__os_precise_timers(void) {
+    prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us; the default is 50 us */
 }
 
 void weft__os_wake_one(_Atomic uint32_t *word) {

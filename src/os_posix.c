@@ -2,9 +2,11 @@
  * table of mutex/condition-variable pairs hashed by the word's address (a
  * futex emulation, as parking lots do). A wake-up broadcasts on the bucket's
  * condition variable; waiters recheck their own word. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "os.h"
@@ -20,7 +22,12 @@ static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
 static void buckets_init(void) {
     for (int i = 0; i < BUCKETS; i++) {
         pthread_mutex_init(&buckets[i].lock, NULL);
-        pthread_cond_init(&buckets[i].cond, NULL);
+        /* Monotonic, as weft__now_ns: timed waits take its deadlines. */
+        pthread_condattr_t attr;
+        pthread_condattr_init(&attr);
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        pthread_cond_init(&buckets[i].cond, &attr);
+        pthread_condattr_destroy(&attr);
     }
 }
 
@@ -40,6 +47,21 @@ void weft__os_wait(_Atomic uint32_t *word, uint32_t expected) {
         pthread_cond_wait(&b->cond, &b->lock);
     pthread_mutex_unlock(&b->lock);
 }
+
+bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
+    struct timespec at = {.tv_sec = (time_t)(deadline_ns / 1000000000u),
+                          .tv_nsec = (long)(deadline_ns % 1000000000u)};
+    struct bucket *b = bucket_of(word);
+    int r = 0;
+    pthread_mutex_lock(&b->lock);
+    /* Relaxed: ordered by the bucket lock, as in weft__os_wait. */
+    if (atomic_load_explicit(word, memory_order_relaxed) == expected)
+        r = pthread_cond_timedwait(&b->cond, &b->lock, &at);
+    pthread_mutex_unlock(&b->lock);
+    return r != ETIMEDOUT;
+}
+
+void weft__os_precise_timers(void) {}
 
 static void wake(_Atomic uint32_t *word) {
     struct bucket *b = bucket_of(word);
