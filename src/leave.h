@@ -13,7 +13,13 @@ typedef struct weft__leave {
     uint64_t wake_cost_ns; /* O: moving average of wake-up to running */
     uint32_t hit_rate;     /* O: moving average, out of 256, of idle periods that
                               ended within wake_cost_ns */
-    uint64_t woken_at_ns;  /* L (slot lock): when the waker woke this worker */
+    uint64_t woken_at_ns;  /* L (slot lock): when the waker woke this worker; 0: not
+                              since the last record */
+    /* Prediction of the idle periods a search does not bridge (leave.c). */
+    uint64_t gap_ns;     /* O: moving average of idle periods longer than wake_cost_ns */
+    uint64_t gap_dev_ns; /* O: moving average of their distance from gap_ns */
+    uint32_t gaps;       /* O: how many were seen, saturating */
+    uint64_t late_ns;    /* O: moving average of how late a timed wake-up ran */
 } weft__leave;
 
 typedef struct weft__idle weft__idle;
@@ -24,13 +30,24 @@ typedef struct weft__sleep weft__sleep;
 WEFT_HIDDEN extern _Atomic bool weft__leave_bench_always_search;
 WEFT_HIDDEN extern _Atomic bool weft__leave_bench_no_cap;
 
+/* Test hook, relaxed: when nonzero, every sleep of a worker under the
+ * adaptive policy is timed to end this many ns later (races timed wake-ups
+ * against wakers on purpose). */
+WEFT_HIDDEN extern _Atomic uint64_t weft__leave_debug_wake_after_ns;
+
 WEFT_HIDDEN void weft__leave_init(weft__leave *lv);
 /* The worker ran again, woken at lv->woken_at_ns (owner). */
 WEFT_HIDDEN void weft__leave_record_wake(weft__leave *lv, uint64_t now);
+/* The worker ran again after a timed wait for deadline ran out (owner). */
+WEFT_HIDDEN void weft__leave_record_timed_wake(weft__leave *lv, uint64_t deadline, uint64_t now);
 /* An idle period of `ns` ended with work found (owner). */
 WEFT_HIDDEN void weft__leave_record_idle(weft__leave *lv, uint64_t ns);
 /* Should this worker search again rather than get sleepy? (owner) */
 WEFT_HIDDEN bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t now);
+/* When a worker about to sleep should wake up by itself because work is
+ * predicted to return soon after: a CLOCK_MONOTONIC time, or 0 to sleep until
+ * woken (owner). */
+WEFT_HIDDEN uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t now);
 /* Pause before the next search round (owner): a few spins, then yields. */
 WEFT_HIDDEN void weft__leave_backoff(weft__idle *idle);
 

@@ -207,6 +207,7 @@ static void *worker_main(void *arg) {
     char name[32];
     snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
     weft__os_set_thread_name(name);
+    weft__os_precise_timers(); /* for the leave policy's timed waits */
     if (pool->on_start)
         pool->on_start(w->index, pool->user);
     weft__worker_wait_until(w, &w->terminate);
@@ -444,6 +445,7 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
     out->sleeps += weft__stat_get(&st->sleeps);
     out->wakeups += weft__stat_get(&st->wakeups);
     out->futile_wakeups += weft__stat_get(&st->futile_wakeups);
+    out->early_wakeups += weft__stat_get(&st->early_wakeups);
     /* A search or sleep in progress counts up to now. */
     uint64_t searching = weft__stat_get(&st->search_since);
     uint64_t asleep = weft__stat_get(&st->asleep_since);

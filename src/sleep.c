@@ -20,8 +20,9 @@
  *     waker's decrement lands); inactive - sleeping, the searchers, is exact.
  *  2. A worker is counted sleeping exactly while its slot word is DROWSY or
  *     ASLEEP and nobody has woken it; whoever wakes it (a waker holding the
- *     slot lock, or the worker itself in the final-check undo, also under the
- *     lock) removes it from the count. The waker, not the sleeper, decrements,
+ *     slot lock; the worker itself in the final-check undo; or the worker
+ *     itself when a timed wait of the adaptive policy runs out, wake_self,
+ *     also under the lock) removes it from the count. The waker, not the sleeper, decrements,
  *     so posters see the new count at once. The waker also removes it from
  *     inactive, and the worker adds itself back once it runs: a woken thread
  *     that has not been scheduled yet cannot search, so posters must not
@@ -166,6 +167,14 @@ static void uncount_sleeper(weft__sleep *s, uint64_t also) {
 
 /* ---- Targeted protocol: waking ------------------------------------------ */
 
+/* Under slot i's lock, its word ASLEEP: wake it up in the counters. */
+static void mark_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
+    /* Release: pairs with the sleeper's acquire reload after its wait. */
+    atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
+    if (i < s->threads)                   /* contexts are not counted (weft__sleep_owner_wait) */
+        uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
+}
+
 /* Wake worker i if it is asleep. `hinted`: the caller read the counters
  * (seq-cst, so acquire) after i was counted, so i's DROWSY store (made before
  * its counting CAS) is visible and an AWAKE word means there is nothing to do
@@ -174,22 +183,30 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     weft__sleep_slot *slot = &s->slots[i];
     if (hinted && atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_AWAKE)
         return false;
-    bool woke = false;
     pthread_mutex_lock(&slot->lock);
     /* Relaxed: the sleeper writes ASLEEP under this lock. */
-    if (atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP) {
+    bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP;
+    if (woke) {
         slot->leave.woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
         if (WEFT_UNLIKELY(atomic_load_explicit(&s->pool->trace.on, memory_order_relaxed)))
             slot->flow = weft__trace_wake(s->pool); /* an arrow to the sleeper */
-        /* Release: pairs with the sleeper's acquire reload after its wait. */
-        atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
-        if (i < s->threads) /* contexts are not counted (weft__sleep_owner_wait) */
-            uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
-        woke = true;
+        mark_awake(s, slot, i);
     }
     pthread_mutex_unlock(&slot->lock);
     if (woke)
         weft__os_wake_one(&slot->word);
+    return woke;
+}
+
+/* A sleeper whose timed wait ran out wakes itself as a waker would (it is
+ * one more party that may wake it): false if a waker got there first. */
+static bool wake_self(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
+    pthread_mutex_lock(&slot->lock);
+    /* Relaxed: under the lock, like the waker's check. */
+    bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP;
+    if (woke)
+        mark_awake(s, slot, i);
+    pthread_mutex_unlock(&slot->lock);
     return woke;
 }
 
@@ -264,19 +281,37 @@ static void stats_after_sleep(weft__idle *idle, uint64_t slept_at) {
     stats_search_begin(idle, now);
 }
 
+/* Wait on the slot word until a waker sets it AWAKE, or, with a deadline,
+ * until then, and wake ourselves (leave.c's prediction). True if woken by
+ * the deadline. */
+static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint64_t deadline) {
+    /* Acquire: pairs with the waker's release store of AWAKE (and so makes
+     * its slot->flow, written before under the lock, visible). */
+    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP) {
+        if (!deadline)
+            weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);
+        else if (!weft__os_wait_until(&slot->word, WEFT_SLOT_ASLEEP, deadline) &&
+                 wake_self(s, slot, i))
+            return true;
+    }
+    return false;
+}
+
 static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     const _Atomic bool *tracing = &s->pool->trace.on;
     slot->flow = 0;
+    uint64_t deadline = weft__leave_wake_at(s, idle, weft__now_ns());
     /* Relaxed: under the lock; a waker reads it under the same lock. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     uint64_t slept_at = stats_before_sleep(idle);
     weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
-    /* Acquire: pairs with the waker's release store of AWAKE (and so makes
-     * its slot->flow, written before under the lock, visible). */
-    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP)
-        weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);
+    bool timed_out = wait_awake(s, slot, idle->index, deadline);
     stats_after_sleep(idle, slept_at);
+    if (timed_out) {
+        weft__stat_add(&idle->stats->early_wakeups, 1);
+        weft__leave_record_timed_wake(&slot->leave, deadline, idle->search_ns);
+    }
     if (slot->flow)
         weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_WOKEN, slot->flow);
     weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SEARCH, 0);

@@ -24,6 +24,7 @@ typedef struct weft__stats {
     _Atomic uint64_t sleeps;         /* A: times it blocked */
     _Atomic uint64_t wakeups;        /* A: times it was woken */
     _Atomic uint64_t futile_wakeups; /* A: woken, then blocked again with no job run */
+    _Atomic uint64_t early_wakeups;  /* A: woke itself before predicted work (leave.c) */
     _Atomic uint64_t search_ns;      /* A: time searching (excluding sleep) */
     _Atomic uint64_t sleep_ns;       /* A: time blocked */
     _Atomic uint64_t asleep_since;   /* A: when the current sleep began; 0: awake */

@@ -306,3 +306,93 @@ TEST(destroy_finishes_queued_work) {
         CHECK_EQ(atomic_load(&queued_ran), 2 * n);
     }
 }
+
+/* ---- The adaptive policy's prediction of regular gaps (leave.c) --------- */
+
+/* A sleep module without a pool: the prediction reads only its slots and
+ * flags. */
+static void predictor(weft__sleep *s, bool leave_fast) {
+    CHECK_EQ(weft__sleep_init(s, NULL, 2, 2, false, leave_fast), 0);
+    s->slots[0].leave.wake_cost_ns = 20000; /* a wake-up costs 20 us */
+}
+
+/* Feed worker 0 eight idle periods of base +- jitter ns. */
+static void learn_gaps(weft__sleep *s, uint64_t base, uint64_t jitter) {
+    for (int i = 0; i < 8; i++)
+        weft__leave_record_idle(&s->slots[0].leave, i % 2 ? base + jitter : base - jitter);
+}
+
+TEST(regular_gaps_are_predicted) {
+    weft__sleep s;
+    predictor(&s, false);
+    weft__idle idle = {.index = 0, .idle_ns = 1000000};
+    uint64_t t0 = idle.idle_ns;
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0); /* nothing learnt yet */
+    learn_gaps(&s, 200000, 5000);
+    uint64_t at = weft__leave_wake_at(&s, &idle, t0 + 1000);
+    /* Wake before work is due, after we fell asleep. */
+    CHECK(at > t0 + 1000 && at < t0 + 200000);
+    /* Search through the window where work is due, not long before it. */
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000));
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 200000), 0); /* too late to sleep first */
+    weft__sleep_destroy(&s);
+}
+
+TEST(irregular_or_long_gaps_are_not_predicted) {
+    weft__sleep s;
+    weft__idle idle = {.index = 0, .idle_ns = 1000000};
+    predictor(&s, false);
+    learn_gaps(&s, 200000, 150000); /* sporadic: deviation 3/4 of the mean */
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, idle.idle_ns + 1000), 0);
+    weft__sleep_destroy(&s);
+    predictor(&s, false);
+    learn_gaps(&s, 1000000, 5000); /* 50 wake costs: a wake-up is 2% of it */
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, idle.idle_ns + 1000), 0);
+    weft__sleep_destroy(&s);
+    predictor(&s, true); /* WEFT_LEAVE_FAST never predicts */
+    learn_gaps(&s, 200000, 5000);
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, idle.idle_ns + 1000), 0);
+    weft__sleep_destroy(&s);
+}
+
+static _Atomic long timed_ran;
+
+static void timed_job(void *arg) {
+    atomic_fetch_add((_Atomic long *)arg, 1);
+    atomic_fetch_add(&timed_ran, 1);
+}
+
+/* Workers wake themselves (forced: every sleep timed to 30 us) while outside
+ * jobs arrive at random and wakers wake them: a timed wake-up and a waker
+ * race for the same sleeper. Each job runs once, and once the hook is off and
+ * the pool idles, the counters balance (a sleeper uncounted twice, or not at
+ * all, would not). */
+TEST(timed_wakeups_race_wakers) {
+    weft_pool *pool = make_pool(16, WEFT_WAKE_TARGETED, WEFT_LEAVE_AUTOMATIC);
+    enum { JOBS = 2000 };
+    static _Atomic long ran[JOBS];
+    atomic_store(&timed_ran, 0);
+    atomic_store(&weft__leave_debug_wake_after_ns, 30000);
+    unsigned seed = 12345;
+    long n = scaled(JOBS) < JOBS ? scaled(JOBS) : JOBS;
+    for (long i = 0; i < n; i++) {
+        atomic_store(&ran[i], 0);
+        CHECK_EQ(weft_spawn(pool, timed_job, &ran[i]), 0);
+        seed = seed * 1103515245u + 12345u;
+        check_sleep_us((seed >> 16) % 100);
+    }
+    double deadline = check_now() + 20;
+    while (atomic_load(&timed_ran) < n) {
+        CHECK(check_now() < deadline); /* a lost job */
+        check_sleep_us(100);
+    }
+    atomic_store(&weft__leave_debug_wake_after_ns, 0);
+    weft_stats st;
+    weft_pool_stats(pool, &st);
+    CHECK(st.early_wakeups > 0);
+    wait_all_asleep(pool); /* inactive == sleeping == threads */
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    for (long i = 0; i < n; i++)
+        CHECK_EQ(atomic_load(&ran[i]), 1);
+}

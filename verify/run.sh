@@ -46,11 +46,14 @@ CHECKS=(
 "broken-old-wake|assert|weft before e0e49d2 (waker left the woken worker inactive): sleeping <= inactive fails|-DOLD_WAKE"
 "broken-no-handover|lost|leave hand-over removed (weft before it): a job waits for a latch owner that left the loop (TSO)|-DTSO -DOWNER_LEAVES -DNO_LEAVE_HANDOVER"
 "owner-leaves|pass|no job waits for a latch owner that left the loop: the leave hand-over (C11, 2 workers, 2 jobs)|-DOWNER_LEAVES"
+"sleep-timed|pass|no lost wake-up, invariants hold with timed self-wake-ups (leave.c's prediction; C11, 2 workers, 2 jobs)|-DTIMED"
+"broken-self-wake-no-lock|assert|a timed self-wake-up without the slot lock: it and a waker both uncount the sleeper|-DTIMED -DSELF_WAKE_NO_LOCK"
 )
 
 # Bigger configurations, run with --all (about 40 s more here).
 EXTRA=(
 "owner-leaves-3|pass|the same with 3 workers, 1 job (C11)|-DW=3 -DNJOBS=1 -DOWNER_LEAVES"
+"sleep-timed-3|pass|the same with 3 workers, 1 job (C11)|-DTIMED -DW=3 -DNJOBS=1"
 "sleep-context-1|pass|no lost wake-up, invariants hold (C11, 2 workers, 1 job, a context owner)|-DCONTEXT -DNJOBS=1"
 )
 

@@ -298,6 +298,37 @@ inline wake_specific(t, hinted) {
     fi
 }
 
+/* wake_self (sleep.c): a sleeper whose timed wait ran out wakes itself as a
+ * waker would, under its own slot lock; if a waker got there first the word is
+ * AWAKE and there is nothing to do. Its knowledge is its own (no wk[] hand-off).
+ * Broken variant: the check and the wake-up without the lock, so a waker can
+ * wake (and uncount) it in between. */
+inline wake_self() {
+#ifndef SELF_WAKE_NO_LOCK
+    atomic {
+        slot_lock[me] == 0 -> slot_lock[me] = _pid + 1;
+        if
+        :: word[me] == ASLEEP -> word[me] = AWAKE; waking[me] = 1; slotcheck(me); old = 1
+        :: else -> old = 0; UNLOCK(me)
+        fi
+    }
+    if
+    :: old -> atomic { uncount_woken(me); UNLOCK(me) }
+    :: else
+    fi;
+#else
+    if
+    :: word[me] == ASLEEP -> old = 1
+    :: else -> old = 0
+    fi;
+    if
+    :: old -> atomic { word[me] = AWAKE; waking[me] = 1 }; atomic { uncount_woken(me) }
+    :: else
+    fi;
+#endif
+    old = 0
+}
+
 /* wake_any(s, n): the worker slots in order until n are woken */
 inline wake_any() {
     i = 0;
@@ -452,7 +483,20 @@ inline fall_asleep() {
                      * the latch back to UNSET */
                     do
                     :: atomic { word[me] == ASLEEP -> futex_q[me] = 1 };
+#ifndef TIMED
                        futex_q[me] == 0
+#else
+                       /* weft__os_wait_until: woken, or the deadline passed
+                        * (leave.c's prediction); then wake_self */
+                       if
+                       :: futex_q[me] == 0
+                       :: atomic { futex_q[me] == 1 -> futex_q[me] = 0; timed = 1 }
+                       fi;
+                       if
+                       :: timed -> timed = 0; wake_self()
+                       :: else
+                       fi
+#endif
                     :: atomic {
                            word[me] != ASLEEP ->
                            G(kn = MAX(kn, wk[me]); wk[me] = pops);
@@ -478,6 +522,7 @@ inline fall_asleep() {
 
 proctype Worker(byte me) {
     byte cur, phase, myjec, c_in, c_sl, seen, n, i, old;
+    bit timed;
     bit got, more, ok, nonempty, woke, stop;
 
     cur = (me == 0 -> LJOB : me);
