@@ -123,6 +123,7 @@ static bool predicted_window(const weft__leave *lv, uint64_t idle_ns, uint64_t *
 /* The adaptive policy applies (not FAST, no phase, no one-time fast leave,
  * no benchmark hook). */
 static bool automatic(weft__sleep *s) {
+    /* Relaxed (the hook): a benchmark flag set before the pool exists. */
     return !s->leave_fast && !s->wake_all && !weft__phase_active(&s->phase) &&
            !weft__phase_fast_leave(&s->phase) &&
            !atomic_load_explicit(&weft__leave_bench_always_search, memory_order_relaxed);

@@ -300,11 +300,11 @@ static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint6
 static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     const _Atomic bool *tracing = &s->pool->trace.on;
     slot->flow = 0;
-    uint64_t deadline = weft__leave_wake_at(s, idle, weft__now_ns());
     /* Relaxed: under the lock; a waker reads it under the same lock. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     uint64_t slept_at = stats_before_sleep(idle);
+    uint64_t deadline = weft__leave_wake_at(s, idle, slept_at); /* owner-only state */
     weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
     bool timed_out = wait_awake(s, slot, idle->index, deadline);
     stats_after_sleep(idle, slept_at);

@@ -375,7 +375,7 @@ TEST(timed_wakeups_race_wakers) {
     atomic_store(&timed_ran, 0);
     atomic_store(&weft__leave_debug_wake_after_ns, 30000);
     unsigned seed = 12345;
-    long n = scaled(JOBS) < JOBS ? scaled(JOBS) : JOBS;
+    long n = scaled(JOBS); /* never more than JOBS */
     for (long i = 0; i < n; i++) {
         atomic_store(&ran[i], 0);
         CHECK_EQ(weft_spawn(pool, timed_job, &ran[i]), 0);
