@@ -36,7 +36,7 @@ typedef struct sizes {
     double idle_s;            /* idle time measured */
 } sizes;
 
-static const sizes full_sizes = {30,   35,   10000000, 10,  12,   10000000, 2048,
+static const sizes full_sizes = {30,   35,   10000000, 100, 12,   10000000, 2048,
                                  2000, 0.25, 10000,    0.2, 1000, 300,      1.0};
 static const sizes smoke_sizes = {20,  22,   200000, 2,   8,  200000, 2048,
                                   100, 0.03, 1000,   0.0, 50, 20,     0.1};

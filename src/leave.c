@@ -20,11 +20,15 @@
  *    is submitted.
  *  - The searcher cap (targeted protocol, outside phases): when more than half
  *    the workers already search, one more searcher finds nothing the others
- *    would not, so a worker over the cap gets sleepy at once. A searcher that
- *    finds work while others sleep and leaves work behind wakes one
- *    (weft__sleep_work_found), so throughput does not drop.
+ *    would not, so a worker over the cap gets sleepy at once, unless its
+ *    prediction says work is due now. A searcher that finds work while others
+ *    sleep and leaves work behind wakes one (weft__sleep_work_found), so
+ *    throughput does not drop; a job pushed while someone searches wakes
+ *    nobody (sleep.c, new_jobs).
  */
 #include "leave.h"
+
+#include <limits.h>
 
 #include "os.h"
 #include "phase.h"
@@ -153,15 +157,18 @@ static bool work_due(weft__sleep *s, const weft__idle *idle, uint64_t now) {
            now + lv->late_ns >= lo && now < hi;
 }
 
-static bool over_searcher_cap(weft__sleep *s) {
+unsigned weft__leave_searcher_cap(weft__sleep *s) {
     /* Relaxed: a benchmark flag set before the pool exists. */
     if (s->wake_all || atomic_load_explicit(&weft__leave_bench_no_cap, memory_order_relaxed))
-        return false; /* the legacy protocol keeps no searcher count */
+        return UINT_MAX; /* the legacy protocol keeps no searcher count */
+    return s->threads / 2 ? s->threads / 2 : 1;
+}
+
+static bool over_searcher_cap(weft__sleep *s) {
     /* Seq-cst like every counter access (sleep.c); a hint here. */
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
     unsigned searching = (unsigned)((c >> 16) & 0xffff) - (unsigned)(c & 0xffff);
-    unsigned cap = s->threads / 2 ? s->threads / 2 : 1;
-    return searching > cap;
+    return searching > weft__leave_searcher_cap(s);
 }
 
 bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t now) {
@@ -172,11 +179,16 @@ bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t
         return now - idle->search_ns < WEFT_PHASE_RETAIN_NS;
     if (atomic_load_explicit(&weft__leave_bench_always_search, memory_order_relaxed))
         return !weft__phase_fast_leave(&s->phase); /* searches until new work */
-    if (weft__phase_fast_leave(&s->phase) || s->leave_fast || over_searcher_cap(s))
+    if (weft__phase_fast_leave(&s->phase) || s->leave_fast)
         return false;
+    /* Work predicted now overrides the cap: a parallel loop that starts in
+     * the window needs every worker at once, and each one found searching
+     * saves a wake-up on the loop's critical path. */
+    if (work_due(s, idle, now))
+        return true;
     const weft__leave *lv = &s->slots[idle->index].leave;
-    return (lv->hit_rate >= HIT_ONE / 2 && now - idle->search_ns < lv->wake_cost_ns) ||
-           work_due(s, idle, now);
+    return !over_searcher_cap(s) && lv->hit_rate >= HIT_ONE / 2 &&
+           now - idle->search_ns < lv->wake_cost_ns;
 }
 
 void weft__leave_backoff(weft__idle *idle) {

@@ -48,6 +48,8 @@ WEFT_HIDDEN bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *id
  * predicted to return soon after: a CLOCK_MONOTONIC time, or 0 to sleep until
  * woken (owner). */
 WEFT_HIDDEN uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t now);
+/* At most this many workers search at once (UINT_MAX: no cap). */
+WEFT_HIDDEN unsigned weft__leave_searcher_cap(weft__sleep *s);
 /* Pause before the next search round (owner): a few spins, then yields. */
 WEFT_HIDDEN void weft__leave_backoff(weft__idle *idle);
 

@@ -273,6 +273,24 @@ TEST(one_job_wakes_one_sleeper) {
     }
 }
 
+/* Under the searcher cap a job pushed on a non-empty deque wakes a sleeper
+ * only when nobody searches (sleep.c, new_jobs). The waker uncounts the
+ * sleeper before new_jobs returns (invariant 2), so the counters show at once
+ * whether it woke one. A phantom searcher stands in for a real one. */
+TEST(push_wakes_nobody_while_someone_searches) {
+    weft_pool *pool = make_pool(4, WEFT_WAKE_TARGETED, WEFT_LEAVE_AUTOMATIC);
+    wait_all_asleep(pool);
+    const uint64_t one_searcher = (uint64_t)1 << 16;
+    atomic_fetch_add(&pool->sleep.counters, one_searcher);
+    weft__sleep_new_jobs_cold(&pool->sleep, 1, false);
+    CHECK_EQ(sleeping_of(weft__sleep_debug_counters(&pool->sleep)), 4);
+    atomic_fetch_sub(&pool->sleep.counters, one_searcher);
+    weft__sleep_new_jobs_cold(&pool->sleep, 1, false); /* nobody searches */
+    CHECK_EQ(sleeping_of(weft__sleep_debug_counters(&pool->sleep)), 3);
+    wait_all_asleep(pool); /* the woken one found nothing and sleeps again */
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 TEST(destroy_while_idle) {
     for (int w = 0; w < 2; w++)
         for (int i = 0; i < scaled(20); i++) {
@@ -353,6 +371,24 @@ TEST(irregular_or_long_gaps_are_not_predicted) {
     predictor(&s, true); /* WEFT_LEAVE_FAST never predicts */
     learn_gaps(&s, 200000, 5000);
     CHECK_EQ(weft__leave_wake_at(&s, &idle, idle.idle_ns + 1000), 0);
+    weft__sleep_destroy(&s);
+}
+
+/* A worker over the searcher cap sleeps at once, unless work is predicted
+ * now: then it searches through the window like the others (leave.c). */
+TEST(predicted_work_overrides_the_searcher_cap) {
+    weft__sleep s;
+    predictor(&s, false);
+    weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
+    uint64_t t0 = idle.idle_ns;
+    s.slots[0].leave.hit_rate = 256; /* idle periods mostly end within C */
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 1000));
+    atomic_store(&s.counters, ((uint64_t)1 << 32) | (uint64_t)2 << 16); /* 2 search, cap 1 */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 1000));
+    learn_gaps(&s, 200000, 5000);
+    s.slots[0].leave.hit_rate = 256;
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000)); /* in the window */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000)); /* long before it */
     weft__sleep_destroy(&s);
 }
 

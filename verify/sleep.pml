@@ -662,7 +662,10 @@ active proctype Submitter() {
          * buffer too), then the wake rule; n = 1, so min(n, sleepers) and
          * min(n - idle, sleepers) are 1; idle = inactive - sleepers is
          * unsigned in C (huge if inactive < sleepers, which invariant 1
-         * rules out since e0e49d2) */
+         * rules out since e0e49d2). Under the searcher cap (the default) a
+         * non-empty queue wakes only when nobody searches, so was_empty
+         * does not matter for one job; NO_CAP: Rayon's rule, a non-empty
+         * queue always wakes */
         atomic {
             if
             :: jec % 2 == 0 ->
@@ -671,7 +674,11 @@ active proctype Submitter() {
             :: else
             fi;
             c_in = inactive; c_sl = sleeping; seen = MASKC;
+#ifdef NO_CAP
             ok = (c_sl > 0 && (!was_empty || (c_in >= c_sl && c_in - c_sl < 1)));
+#else
+            ok = (c_sl > 0 && c_in >= c_sl && c_in - c_sl < 1);
+#endif
             c_in = 0; c_sl = 0; was_empty = 0
         }
         if
