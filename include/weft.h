@@ -55,8 +55,11 @@ typedef struct weft_pool weft_pool;
  *  WEFT_LEAVE_AUTOMATIC: adaptive, with nothing to tune: each worker measures
  *    what a sleep/wake round trip costs it and how long its idle periods last,
  *    and keeps searching (for at most one wake-up's cost) only while work
- *    usually comes back sooner than that; otherwise it sleeps at once. At most
- *    half the workers search at a time (outside phases).
+ *    usually comes back sooner than that; otherwise it sleeps at once. Idle
+ *    periods that recur regularly and last at most a few wake-ups (the serial
+ *    code between parallel loops) are predicted: the worker sleeps until just
+ *    before work usually returns, then searches. At most half the workers
+ *    search at a time (outside phases), unless work is predicted now.
  *  WEFT_LEAVE_FAST: sleep after the first fruitless search; lowest CPU cost,
  *    a futex wake-up on the next job.
  * Parallel phases (weft_phase_begin) override both while they last. */
