@@ -37,6 +37,8 @@ WEFT_HIDDEN unsigned weft__os_cpu_count(void);
 
 /* Name the calling thread (truncated to the OS limit); best effort. */
 WEFT_HIDDEN void weft__os_set_thread_name(const char *name);
+/* Whether weft__os_set_thread_name names threads here (for the tests). */
+WEFT_HIDDEN bool weft__os_names_threads(void);
 
 /* Give the CPU to another runnable thread, if any (POSIX). Between search
  * rounds, so that oversubscribed pools let the thread with work run. */

@@ -63,3 +63,7 @@ void weft__os_set_thread_name(const char *name) {
     buf[i] = '\0';
     pthread_setname_np(pthread_self(), buf);
 }
+
+bool weft__os_names_threads(void) {
+    return true;
+}

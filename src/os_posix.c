@@ -86,3 +86,7 @@ unsigned weft__os_cpu_count(void) {
 void weft__os_set_thread_name(const char *name) {
     (void)name; /* no portable way; names are a debugging aid */
 }
+
+bool weft__os_names_threads(void) {
+    return false;
+}

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "jobs.h"
 #include "failmalloc.h"
+#include "os.h"
 #include "weft.h"
 
 static weft_pool *make_pool(unsigned threads) {
@@ -127,7 +128,7 @@ TEST(hooks_names_and_indices) {
         CHECK_EQ(exited[i], 1);
     }
     CHECK_EQ(names_seen, 100);
-    CHECK_EQ(names_ok, 100);
+    CHECK_EQ(names_ok, weft__os_names_threads() ? 100 : 0); /* the POSIX seam names none */
 }
 
 static void destroy_self(void *arg) {
