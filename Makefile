@@ -33,18 +33,20 @@ test-asan:
 	$(CMAKE) --build build/asan -j$(JOBS)
 	cd build/asan && ctest -j$(JOBS) --output-on-failure
 
+# The suite under TSan in build dir $(1), with extra CMake flags $(2).
+define tsan_suite
+	CC=$(TSAN_CC) $(CMAKE) -S . -B $(1) -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=ON -DWEFT_SANITIZE=thread $(2)
+	$(CMAKE) --build $(1) -j$(JOBS)
+	cd $(1) && TSAN_OPTIONS=halt_on_error=1 ctest -j$(JOBS) --output-on-failure
+endef
+
 test-tsan:
-	CC=$(TSAN_CC) $(CMAKE) -S . -B build/tsan -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=ON -DWEFT_SANITIZE=thread
-	$(CMAKE) --build build/tsan -j$(JOBS)
-	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest -j$(JOBS) --output-on-failure
+	$(call tsan_suite,build/tsan,)
 
 # src/os_posix.c (condition variables instead of futexes), which other
 # systems build, under TSan: it checks the seam's locking as well as the rest.
 test-posix:
-	CC=$(TSAN_CC) $(CMAKE) -S . -B build/tsan-posix -DCMAKE_BUILD_TYPE=Debug -DWEFT_WERROR=ON \
-		-DWEFT_SANITIZE=thread -DWEFT_OS=posix
-	$(CMAKE) --build build/tsan-posix -j$(JOBS)
-	cd build/tsan-posix && TSAN_OPTIONS=halt_on_error=1 ctest -j$(JOBS) --output-on-failure
+	$(call tsan_suite,build/tsan-posix,-DWEFT_OS=posix)
 
 bench:
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
