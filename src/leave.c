@@ -91,37 +91,106 @@ void weft__leave_record_timed_wake(weft__leave *lv, uint64_t deadline, uint64_t 
     ewma(&lv->late_ns, clamp_wake_cost(now > deadline ? now - deadline : 0));
 }
 
-/* A long idle period: update the mean and mean deviation of long gaps. */
-static void record_gap(weft__leave *lv, uint64_t ns) {
-    if (lv->gaps == 0) {
-        lv->gap_ns = ns;
-        lv->gap_dev_ns = ns / 2; /* untrusted until a few more agree */
+/* A long idle period of `ns`: update the mean and mean deviation of long
+ * gaps, and how many were seen. */
+static void record_gap(uint32_t *gaps, uint64_t *gap_ns, uint64_t *gap_dev_ns, uint64_t ns) {
+    if (*gaps == 0) {
+        *gap_ns = ns;
+        *gap_dev_ns = ns / 2; /* untrusted until a few more agree */
     } else {
-        uint64_t dev = ns > lv->gap_ns ? ns - lv->gap_ns : lv->gap_ns - ns;
-        ewma(&lv->gap_ns, ns);
-        ewma(&lv->gap_dev_ns, dev);
+        uint64_t dev = ns > *gap_ns ? ns - *gap_ns : *gap_ns - ns;
+        ewma(gap_ns, ns);
+        ewma(gap_dev_ns, dev);
     }
-    if (lv->gaps < GAPS_TRUSTED)
-        lv->gaps++;
+    if (*gaps < GAPS_TRUSTED)
+        (*gaps)++;
 }
 
 void weft__leave_record_idle(weft__leave *lv, uint64_t ns) {
     int32_t hit = ns <= lv->wake_cost_ns ? HIT_ONE : 0;
     lv->hit_rate += (hit - (int32_t)lv->hit_rate) / (1 << EWMA_SHIFT);
     if (!hit)
-        record_gap(lv, ns);
+        record_gap(&lv->gaps, &lv->gap_ns, &lv->gap_dev_ns, ns);
 }
 
-/* The window [*lo, *hi) in which work is expected to end the idle period that
- * began at idle_ns; false if this worker's gaps are not regular. */
-static bool predicted_window(const weft__leave *lv, uint64_t idle_ns, uint64_t *lo, uint64_t *hi) {
-    if (lv->gaps < GAPS_TRUSTED || lv->gap_dev_ns * 4 > lv->gap_ns ||
-        lv->gap_ns > PREDICT_MAX_WAKES * lv->wake_cost_ns)
+/* The window [*lo, *hi) in which work is expected to end an idle period
+ * that began at `start`, from `gaps` earlier ones of mean gap_ns and mean
+ * deviation gap_dev_ns; false if they are not regular, or so long that a
+ * wake-up (wake_cost_ns) is no visible part of them. */
+static bool window(uint32_t gaps, uint64_t gap_ns, uint64_t gap_dev_ns, uint64_t wake_cost_ns,
+                   uint64_t start, uint64_t *lo, uint64_t *hi) {
+    if (gaps < GAPS_TRUSTED || gap_dev_ns * 4 > gap_ns || gap_ns > PREDICT_MAX_WAKES * wake_cost_ns)
         return false;
-    uint64_t spread = WINDOW_DEVS * lv->gap_dev_ns;
-    *lo = idle_ns + (lv->gap_ns > spread ? lv->gap_ns - spread : 0);
-    *hi = idle_ns + lv->gap_ns + spread + lv->wake_cost_ns;
+    uint64_t spread = WINDOW_DEVS * gap_dev_ns;
+    *lo = start + (gap_ns > spread ? gap_ns - spread : 0);
+    *hi = start + gap_ns + spread + wake_cost_ns;
     return true;
+}
+
+/* This worker's own window for the idle period that began at idle_ns. */
+static bool predicted_window(const weft__leave *lv, uint64_t idle_ns, uint64_t *lo, uint64_t *hi) {
+    return window(lv->gaps, lv->gap_ns, lv->gap_dev_ns, lv->wake_cost_ns, idle_ns, lo, hi);
+}
+
+/* ---- The pool's rhythm ---------------------------------------------------
+ *
+ * With more workers than cores, no worker's own idle periods are regular:
+ * which workers take part in a burst changes from burst to burst. The pool's
+ * are: a program that alternates parallel loops with serial work leaves the
+ * whole pool idle for about the same time between loops. So the pool keeps
+ * the same prediction for its quiet periods (from the moment every worker is
+ * inactive to the next weft_run from outside: work somebody waits for, not a
+ * detached job, whose start nobody waits on). A worker with no window of its
+ * own that sleeps while the pool is quiet wakes itself as the pool's window
+ * opens, one wake cost early, and wakes as many more as the searcher cap
+ * allows (sleep.c, rally), so the loop starts on searchers instead of waiting
+ * for a wake-up chain. Relaxed throughout: these are hints, and a lost or
+ * torn update only costs a prediction. */
+
+void weft__leave_pool_quiet(weft__sleep *s) {
+    atomic_store_explicit(&s->rhythm.quiet_ns, weft__now_ns(), memory_order_relaxed);
+}
+
+void weft__leave_pool_busy(weft__sleep *s) {
+    if (atomic_load_explicit(&s->rhythm.quiet_ns, memory_order_relaxed))
+        atomic_store_explicit(&s->rhythm.quiet_ns, 0, memory_order_relaxed);
+}
+
+void weft__leave_pool_arrival(weft__sleep *s) {
+    weft__rhythm *r = &s->rhythm;
+    if (!atomic_load_explicit(&r->quiet_ns, memory_order_relaxed))
+        return;
+    uint64_t quiet = atomic_exchange_explicit(&r->quiet_ns, 0, memory_order_relaxed);
+    uint64_t now = weft__now_ns();
+    if (!quiet || now <= quiet)
+        return;
+    uint32_t gaps = atomic_load_explicit(&r->gaps, memory_order_relaxed);
+    uint64_t gap = atomic_load_explicit(&r->gap_ns, memory_order_relaxed);
+    uint64_t dev = atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed);
+    record_gap(&gaps, &gap, &dev, now - quiet);
+    atomic_store_explicit(&r->gap_ns, gap, memory_order_relaxed);
+    atomic_store_explicit(&r->gap_dev_ns, dev, memory_order_relaxed);
+    atomic_store_explicit(&r->gaps, gaps, memory_order_relaxed);
+}
+
+/* The pool's window for its current quiet period, opened one wake cost early
+ * so that the workers a rally wakes are running when it opens. */
+static bool pool_window(weft__sleep *s, unsigned index, uint64_t *lo, uint64_t *hi) {
+    const weft__rhythm *r = &s->rhythm;
+    uint64_t quiet = atomic_load_explicit(&r->quiet_ns, memory_order_relaxed);
+    uint64_t cost = s->slots[index].leave.wake_cost_ns;
+    if (!quiet ||
+        !window(atomic_load_explicit(&r->gaps, memory_order_relaxed),
+                atomic_load_explicit(&r->gap_ns, memory_order_relaxed),
+                atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed), cost, quiet, lo, hi))
+        return false;
+    *lo = *lo > quiet + cost ? *lo - cost : quiet;
+    return true;
+}
+
+bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now) {
+    uint64_t lo, hi;
+    return pool_window(s, index, &lo, &hi) && now + s->slots[index].leave.late_ns >= lo && now < hi;
 }
 
 /* The adaptive policy applies (not FAST, no phase, no one-time fast leave,
@@ -142,7 +211,8 @@ uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t no
     if (WEFT_UNLIKELY(forced != 0))
         return now + forced;
     uint64_t lo, hi;
-    if (!idle->idle_ns || !predicted_window(lv, idle->idle_ns, &lo, &hi))
+    if (!(idle->idle_ns && predicted_window(lv, idle->idle_ns, &lo, &hi)) &&
+        !pool_window(s, idle->index, &lo, &hi))
         return 0;
     /* Be running when the window opens: wake early by the usual lateness. */
     uint64_t at = lo > lv->late_ns ? lo - lv->late_ns : 0;
@@ -153,8 +223,9 @@ uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t no
 static bool work_due(weft__sleep *s, const weft__idle *idle, uint64_t now) {
     const weft__leave *lv = &s->slots[idle->index].leave;
     uint64_t lo, hi;
-    return idle->idle_ns && predicted_window(lv, idle->idle_ns, &lo, &hi) &&
-           now + lv->late_ns >= lo && now < hi;
+    if (idle->idle_ns && predicted_window(lv, idle->idle_ns, &lo, &hi))
+        return now + lv->late_ns >= lo && now < hi;
+    return weft__leave_pool_due(s, idle->index, now);
 }
 
 unsigned weft__leave_searcher_cap(weft__sleep *s) {

@@ -22,6 +22,17 @@ typedef struct weft__leave {
     uint64_t late_ns;    /* O: moving average of how late a timed wake-up ran */
 } weft__leave;
 
+/* The pool's rhythm: idle periods of the whole pool (every worker inactive)
+ * that end with work an outside thread waits for (leave.c). Written by any
+ * thread; relaxed atomics, since they are hints: a lost update costs a
+ * prediction, never a job. */
+typedef struct weft__rhythm {
+    _Atomic uint64_t quiet_ns;   /* when the pool last went quiet; 0: it is not */
+    _Atomic uint64_t gap_ns;     /* moving average of those idle periods */
+    _Atomic uint64_t gap_dev_ns; /* moving average of their distance from gap_ns */
+    _Atomic uint32_t gaps;       /* how many were seen, saturating */
+} weft__rhythm;
+
 typedef struct weft__idle weft__idle;
 typedef struct weft__sleep weft__sleep;
 
@@ -48,6 +59,14 @@ WEFT_HIDDEN bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *id
  * predicted to return soon after: a CLOCK_MONOTONIC time, or 0 to sleep until
  * woken (owner). */
 WEFT_HIDDEN uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t now);
+/* The pool went quiet: the last active worker became inactive. */
+WEFT_HIDDEN void weft__leave_pool_quiet(weft__sleep *s);
+/* A worker found work: the pool is no longer quiet. */
+WEFT_HIDDEN void weft__leave_pool_busy(weft__sleep *s);
+/* An outside thread submits work it will wait for (weft_run). */
+WEFT_HIDDEN void weft__leave_pool_arrival(weft__sleep *s);
+/* Is the pool's predicted arrival window open (worker `index`'s view)? */
+WEFT_HIDDEN bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now);
 /* At most this many workers search at once (UINT_MAX: no cap). */
 WEFT_HIDDEN unsigned weft__leave_searcher_cap(weft__sleep *s);
 /* Pause before the next search round (owner): a few spins, then yields. */

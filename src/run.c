@@ -35,6 +35,7 @@ void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pr
     }
     run_job r = {.job.execute = run_job_execute, .fn = fn, .arg = arg};
     weft__latch_init(&r.done);
+    weft__leave_pool_arrival(&pool->sleep); /* work a thread waits for: the pool's rhythm */
     weft__pool_inject(pool, &r.job, priority);
     weft__latch_wait(&r.done);
 }

@@ -126,6 +126,10 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned
     s->pool = pool;
     atomic_init(&s->phase.active, 0);
     atomic_init(&s->phase.fast_once, 0);
+    atomic_init(&s->rhythm.quiet_ns, 0);
+    atomic_init(&s->rhythm.gap_ns, 0);
+    atomic_init(&s->rhythm.gap_dev_ns, 0);
+    atomic_init(&s->rhythm.gaps, 0);
     return 0;
 }
 
@@ -305,7 +309,9 @@ static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint6
     return false;
 }
 
-static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
+/* Sleep until woken, or until the leave policy's deadline; true if the
+ * deadline woke us. */
+static bool block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     const _Atomic bool *tracing = &s->pool->trace.on;
     slot->flow = 0;
     /* Relaxed: under the lock; a waker reads it under the same lock. */
@@ -323,6 +329,19 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     if (slot->flow)
         weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_WOKEN, slot->flow);
     weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SEARCH, 0);
+    return timed_out;
+}
+
+/* Our timer ran out as the pool's predicted window opens (leave.c, the pool's
+ * rhythm): have as many searchers as the cap allows when the work arrives,
+ * like a phase's warm-up, but only that many. */
+static void rally(weft__sleep *s) {
+    /* Seq-cst, like every counter access; a hint here, as in new_jobs. */
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    unsigned searching = inactive_of(c) - sleeping_of(c);
+    unsigned want = min_u(weft__leave_searcher_cap(s), s->threads);
+    if (searching < want)
+        wake_any(s, min_u(want - searching, sleeping_of(c)));
 }
 
 static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
@@ -352,11 +371,13 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
         back_out(slot, idle, latch, false);
         return;
     }
-    block(s, slot, idle);
+    bool timed_out = block(s, slot, idle);
     debug_point(s, WEFT_DEBUG_WOKEN);
     /* Searching again: our waker took us out of inactive (invariant 2). */
     atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
     weft__leave_record_wake(&slot->leave, idle->search_ns);
+    if (timed_out && weft__leave_pool_due(s, idle->index, idle->search_ns))
+        rally(s);
     idle->sleepy = idle->spent = false;
     idle->backoff = 0;
     weft__latch_wake_up(latch);
@@ -476,8 +497,11 @@ void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
     *idle = (weft__idle){.index = index, .stats = stats};
     /* search_ns and idle_ns stay 0: a search that succeeds at once costs no
      * clock read. */
-    if (!s->wake_all)
-        atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
+    if (s->wake_all)
+        return;
+    uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
+    if (inactive_of(old) + 1 == s->threads && index < s->threads)
+        weft__leave_pool_quiet(s); /* we were the last active worker */
 }
 
 /* Targeted: leave the inactive count. True if we were the last searcher while
@@ -504,6 +528,7 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
             legacy_tickle(s); /* give up being the sleepy one (seed 002) */
         return;
     }
+    weft__leave_pool_busy(s);
     /* We were the last searcher and left work behind: hand over to a sleeper
      * so the rest does not wait for us (seed 000's "missed hazards"). */
     if (leave_searching(s) && more)

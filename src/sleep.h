@@ -44,6 +44,7 @@ typedef struct weft__sleep {
     unsigned legacy_rounds;                          /* I: wake-all: rounds before sleepy */
     weft_pool *pool;                                 /* I: for the final injector check */
     weft__phase phase;                               /* parallel phases (phase.c) */
+    alignas(WEFT_CACHELINE) weft__rhythm rhythm;     /* the pool's idle periods (leave.c) */
 } weft__sleep;
 
 /* A worker's search state, local to one search loop. */

@@ -4,6 +4,7 @@
  * and destroying idle and busy pools. A lost wake-up fails a deadline CHECK
  * (or, at worst, the ctest timeout). */
 #include <stdatomic.h>
+#include <time.h>
 
 #include "check.h"
 #include "pool.h"
@@ -389,6 +390,58 @@ TEST(predicted_work_overrides_the_searcher_cap) {
     s.slots[0].leave.hit_rate = 256;
     CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000)); /* in the window */
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000)); /* long before it */
+    weft__sleep_destroy(&s);
+}
+
+/* ---- The pool's rhythm (leave.c) ---------------------------------------- */
+
+/* The pool has seen regular quiet periods of 200 +- 5 us; it went quiet at t0. */
+static void pool_rhythm(weft__sleep *s, uint64_t t0) {
+    atomic_store(&s->rhythm.gaps, 4);
+    atomic_store(&s->rhythm.gap_ns, 200000);
+    atomic_store(&s->rhythm.gap_dev_ns, 5000);
+    atomic_store(&s->rhythm.quiet_ns, t0);
+}
+
+/* A worker whose own gaps tell nothing (oversubscribed pools) follows the
+ * pool's: it wakes itself before the pool's window, searches through it even
+ * over the searcher cap, and forgets it once the pool is busy again. */
+TEST(pool_rhythm_predicts_for_workers_without_their_own) {
+    weft__sleep s;
+    predictor(&s, false);
+    weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
+    uint64_t t0 = idle.idle_ns;
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0); /* nothing learnt yet */
+    pool_rhythm(&s, t0);
+    uint64_t at = weft__leave_wake_at(&s, &idle, t0 + 1000);
+    /* Early enough that a rally's wake-up (20 us) lands before the window. */
+    CHECK(at > t0 + 1000 && at < t0 + 200000 - 20000);
+    atomic_store(&s.counters, ((uint64_t)1 << 32) | (uint64_t)2 << 16); /* 2 search, cap 1 */
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000));          /* in the window */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));          /* long before it */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 400000));         /* long after it */
+    weft__leave_pool_busy(&s);
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0);
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 200000));
+    weft__sleep_destroy(&s);
+}
+
+/* The pool learns the time from going quiet to the next waited-for arrival;
+ * an arrival while it is busy teaches nothing. */
+TEST(pool_rhythm_learns_quiet_periods) {
+    weft__sleep s;
+    predictor(&s, false);
+    weft__leave_pool_arrival(&s); /* never quiet */
+    CHECK_EQ(atomic_load(&s.rhythm.gaps), 0);
+    for (int i = 0; i < 6; i++) {
+        weft__leave_pool_quiet(&s);
+        nanosleep(&(struct timespec){.tv_nsec = 300000}, NULL);
+        weft__leave_pool_arrival(&s);
+        CHECK_EQ(atomic_load(&s.rhythm.quiet_ns), 0); /* busy again */
+    }
+    CHECK_EQ(atomic_load(&s.rhythm.gaps), 4); /* saturated: trusted */
+    CHECK(atomic_load(&s.rhythm.gap_ns) >= 300000);
+    weft__leave_pool_arrival(&s); /* not quiet since: no sample */
     weft__sleep_destroy(&s);
 }
 
