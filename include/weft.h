@@ -58,8 +58,11 @@ typedef struct weft_pool weft_pool;
  *    usually comes back sooner than that; otherwise it sleeps at once. Idle
  *    periods that recur regularly and last at most a few wake-ups (the serial
  *    code between parallel loops) are predicted: the worker sleeps until just
- *    before work usually returns, then searches. At most half the workers
- *    search at a time (outside phases), unless work is predicted now.
+ *    before work usually returns, then searches; in pools larger than the
+ *    machine, where no worker's own gaps are regular, the pool's quiet periods
+ *    (until the next weft_run from outside) are predicted instead. At most
+ *    half the workers search at a time (outside phases), unless work is
+ *    predicted now.
  *  WEFT_LEAVE_FAST: sleep after the first fruitless search; lowest CPU cost,
  *    a futex wake-up on the next job.
  * Parallel phases (weft_phase_begin) override both while they last. */
