@@ -500,8 +500,8 @@ void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
     if (s->wake_all)
         return;
     uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
-    if (inactive_of(old) + 1 == s->threads && index < s->threads)
-        weft__leave_pool_quiet(s); /* we were the last active worker */
+    if (inactive_of(old) + 1 == s->threads) /* only workers search (contexts never do) */
+        weft__leave_pool_quiet(s);          /* we were the last active worker */
 }
 
 /* Targeted: leave the inactive count. True if we were the last searcher while
