@@ -13,7 +13,10 @@
  *    end within C; when they mostly last longer, searching for C would be
  *    wasted, and it sleeps at once. So short gaps (work forked by a running
  *    job, a burst of small jobs) are caught without a wake-up, and long gaps
- *    (sporadic jobs, idle periods between frames) cost no CPU.
+ *    (sporadic jobs, idle periods between frames) cost no CPU. Regular
+ *    gaps are predicted, per worker and for the whole pool; a pool whose
+ *    quiet periods are regular and short is searched through (see "The
+ *    pool's rhythm" below).
  *  - A parallel phase (phase.c) overrides both: idle workers keep searching
  *    with back-off for up to WEFT_PHASE_RETAIN_NS. A one-time fast leave (the
  *    last phase ended with fast_leave) makes them sleep at once until new work
@@ -140,12 +143,13 @@ static bool predicted_window(const weft__leave *lv, uint64_t idle_ns, uint64_t *
  * whole pool idle for about the same time between loops. So the pool keeps
  * the same prediction for its quiet periods (from the moment every worker is
  * inactive to the next weft_run from outside: work somebody waits for, not a
- * detached job, whose start nobody waits on). A worker with no window of its
- * own that sleeps while the pool is quiet wakes itself as the pool's window
- * opens, one wake cost early, and wakes as many more as the searcher cap
- * allows (sleep.c, rally), so the loop starts on searchers instead of waiting
- * for a wake-up chain. Relaxed throughout: these are hints, and a lost or
- * torn update only costs a prediction. */
+ * detached job, whose start nobody waits on). A worker still searching when
+ * the pool goes quiet searches on until the window closes (pool_gap_bridged).
+ * A worker with no window of its own that sleeps while the pool is quiet
+ * wakes itself as the pool's window opens, one wake cost early, and wakes as
+ * many more as the searcher cap allows (sleep.c, rally), so the loop starts
+ * on searchers instead of waiting for a wake-up chain. Relaxed throughout:
+ * these are hints, and a lost or torn update only costs a prediction. */
 
 void weft__leave_pool_quiet(weft__sleep *s) {
     atomic_store_explicit(&s->rhythm.quiet_ns, weft__now_ns(), memory_order_relaxed);
@@ -191,6 +195,24 @@ static bool pool_window(weft__sleep *s, unsigned index, uint64_t *lo, uint64_t *
 bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now) {
     uint64_t lo, hi;
     return pool_window(s, index, &lo, &hi) && now + s->slots[index].leave.late_ns >= lo && now < hi;
+}
+
+/* The pool is quiet, its quiet periods are regular and short (pool_window:
+ * at most PREDICT_MAX_WAKES wake costs), and this one's window has not
+ * closed: keep searching through it, whatever the cap and our own hit rate.
+ * Work historically returns within the window, so this is the ski-rental
+ * exception, and the wake-up is not the only price of sleeping through such
+ * a gap: on a machine with more workers than free CPUs, workers woken before
+ * the window (by a timer or a rally) run on whichever CPU is free then, not
+ * on the one the caller frees when it blocks, and the scheduler does not
+ * move a thread that just ran; measured (docs/performance.md, fifth
+ * attempt), 7-26% of 200 us bursts then ran on one CPU of two at 1.8 times
+ * the length. Searchers stay runnable, so the scheduler spreads them. Cost:
+ * at most the gap's length plus its window per free CPU; a window that
+ * closes without work ends it, so an idle pool sleeps within one gap. */
+static bool pool_gap_bridged(weft__sleep *s, unsigned index, uint64_t now) {
+    uint64_t lo, hi;
+    return pool_window(s, index, &lo, &hi) && now < hi;
 }
 
 /* The adaptive policy applies (not FAST, no phase, no one-time fast leave,
@@ -255,7 +277,7 @@ bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t
     /* Work predicted now overrides the cap: a parallel loop that starts in
      * the window needs every worker at once, and each one found searching
      * saves a wake-up on the loop's critical path. */
-    if (work_due(s, idle, now))
+    if (work_due(s, idle, now) || pool_gap_bridged(s, idle->index, now))
         return true;
     const weft__leave *lv = &s->slots[idle->index].leave;
     return !over_searcher_cap(s) && lv->hit_rate >= HIT_ONE / 2 &&

@@ -404,8 +404,10 @@ static void pool_rhythm(weft__sleep *s, uint64_t t0) {
 }
 
 /* A worker whose own gaps tell nothing (oversubscribed pools) follows the
- * pool's: it wakes itself before the pool's window, searches through it even
- * over the searcher cap, and forgets it once the pool is busy again. */
+ * pool's: asleep, it wakes itself before the pool's window; searching, it
+ * searches on through the quiet period until the window closes, even over the
+ * searcher cap and with a hit rate that says sleep; it forgets the window
+ * once the pool is busy again. */
 TEST(pool_rhythm_predicts_for_workers_without_their_own) {
     weft__sleep s;
     predictor(&s, false);
@@ -418,7 +420,7 @@ TEST(pool_rhythm_predicts_for_workers_without_their_own) {
     CHECK(at > t0 + 1000 && at < t0 + 200000 - 20000);
     atomic_store(&s.counters, ((uint64_t)1 << 32) | (uint64_t)2 << 16); /* 2 search, cap 1 */
     CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000));          /* in the window */
-    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));          /* long before it */
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 50000));           /* the quiet period */
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 400000));         /* long after it */
     weft__leave_pool_busy(&s);
     CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0);
@@ -443,6 +445,34 @@ TEST(pool_rhythm_learns_quiet_periods) {
     CHECK(atomic_load(&s.rhythm.gap_ns) >= 300000);
     weft__leave_pool_arrival(&s); /* not quiet since: no sample */
     weft__sleep_destroy(&s);
+}
+
+static void spin_us(double us) {
+    double end = check_now() + us * 1e-6;
+    while (check_now() < end) {
+    }
+}
+
+static void count_run(void *arg) {
+    atomic_fetch_add((_Atomic long *)arg, 1);
+}
+
+/* A pool taught a short, regular rhythm (a waited-for job every ~300 us of
+ * the caller's serial work) bridges its quiet periods by searching, but only
+ * through the window: once the arrivals stop, every worker is asleep soon
+ * after, and each job ran exactly once. */
+TEST(bridged_quiet_periods_end_in_sleep) {
+    weft_pool *pool = make_pool(8, WEFT_WAKE_TARGETED, WEFT_LEAVE_AUTOMATIC);
+    _Atomic long ran = 0;
+    enum { ROUNDS = 300 };
+    for (int i = 0; i < ROUNDS; i++) {
+        weft_run(pool, count_run, &ran);
+        spin_us(300);
+    }
+    CHECK_EQ(atomic_load(&ran), ROUNDS);
+    CHECK_EQ(atomic_load(&pool->sleep.rhythm.gaps), 4); /* the pool's gaps were learnt */
+    wait_all_asleep(pool); /* a search that outlived its window never sleeps */
+    weft_pool_destroy(pool);
 }
 
 static _Atomic long timed_ran;
