@@ -14,9 +14,9 @@
  *    wasted, and it sleeps at once. So short gaps (work forked by a running
  *    job, a burst of small jobs) are caught without a wake-up, and long gaps
  *    (sporadic jobs, idle periods between frames) cost no CPU. Regular
- *    gaps are predicted, per worker and for the whole pool; a pool whose
- *    quiet periods are regular and short is searched through (see "The
- *    pool's rhythm" below).
+ *    gaps are predicted, per worker and for the whole pool; an oversubscribed
+ *    pool whose quiet periods are regular and short keeps its workers
+ *    searching as a phase would (see "The pool's rhythm" below).
  *  - A parallel phase (phase.c) overrides both: idle workers keep searching
  *    with back-off for up to WEFT_PHASE_RETAIN_NS. A one-time fast leave (the
  *    last phase ended with fast_leave) makes them sleep at once until new work
@@ -143,8 +143,8 @@ static bool predicted_window(const weft__leave *lv, uint64_t idle_ns, uint64_t *
  * whole pool idle for about the same time between loops. So the pool keeps
  * the same prediction for its quiet periods (from the moment every worker is
  * inactive to the next weft_run from outside: work somebody waits for, not a
- * detached job, whose start nobody waits on). A worker still searching when
- * the pool goes quiet searches on until the window closes (pool_gap_bridged).
+ * detached job, whose start nobody waits on). In a pool with more workers
+ * than CPUs a trusted rhythm is an implicit phase (pool_rhythm_retains).
  * A worker with no window of its own that sleeps while the pool is quiet
  * wakes itself as the pool's window opens, one wake cost early, and wakes as
  * many more as the searcher cap allows (sleep.c, rally), so the loop starts
@@ -197,22 +197,34 @@ bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now) {
     return pool_window(s, index, &lo, &hi) && now + s->slots[index].leave.late_ns >= lo && now < hi;
 }
 
-/* The pool is quiet, its quiet periods are regular and short (pool_window:
- * at most PREDICT_MAX_WAKES wake costs), and this one's window has not
- * closed: keep searching through it, whatever the cap and our own hit rate.
- * Work historically returns within the window, so this is the ski-rental
- * exception, and the wake-up is not the only price of sleeping through such
- * a gap: on a machine with more workers than free CPUs, workers woken before
- * the window (by a timer or a rally) run on whichever CPU is free then, not
- * on the one the caller frees when it blocks, and the scheduler does not
- * move a thread that just ran; measured (docs/performance.md, fifth
- * attempt), 7-26% of 200 us bursts then ran on one CPU of two at 1.8 times
- * the length. Searchers stay runnable, so the scheduler spreads them. Cost:
- * at most the gap's length plus its window per free CPU; a window that
- * closes without work ends it, so an idle pool sleeps within one gap. */
-static bool pool_gap_bridged(weft__sleep *s, unsigned index, uint64_t now) {
+/* The pool's implicit phase. A pool with more workers than CPUs whose quiet
+ * periods are regular and short (a trusted window: at most PREDICT_MAX_WAKES
+ * wake costs) is in a parallel phase its program did not declare, and its
+ * workers search through it as they would in one: through busy periods for up
+ * to WEFT_PHASE_RETAIN_NS since they last ran, through quiet periods until
+ * the window closes; a quiet period that outlasts its window ends it, so an
+ * idle pool sleeps within one gap of its last work. Why only oversubscribed
+ * pools: there, sleeping does not save CPU (each job wakes a sleeper that
+ * mostly finds it taken; bench/: FAST burned 0.97-1.5 times the CPU of
+ * always-search in 200 us bursts on 8-64 workers), so what is left of its
+ * cost is placement: workers a timer or a wake-up brings back run on the CPU
+ * that is free then, not the one the caller frees when it blocks, and the
+ * scheduler does not move a thread that just ran (7-26% of bursts ran on one
+ * CPU of two, at 1.8 times the length). With no more workers than CPUs the
+ * search would take a CPU of its own, about a third more CPU on 2 workers;
+ * there the prediction above wakes them instead. */
+static bool pool_rhythm_retains(weft__sleep *s, const weft__idle *idle, uint64_t now) {
+    if (!s->oversubscribed)
+        return false;
+    const weft__rhythm *r = &s->rhythm;
+    uint64_t quiet = atomic_load_explicit(&r->quiet_ns, memory_order_relaxed);
     uint64_t lo, hi;
-    return pool_window(s, index, &lo, &hi) && now < hi;
+    if (!window(atomic_load_explicit(&r->gaps, memory_order_relaxed),
+                atomic_load_explicit(&r->gap_ns, memory_order_relaxed),
+                atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed),
+                s->slots[idle->index].leave.wake_cost_ns, quiet, &lo, &hi))
+        return false;
+    return quiet ? now < hi : now - idle->search_ns < WEFT_PHASE_RETAIN_NS;
 }
 
 /* The adaptive policy applies (not FAST, no phase, no one-time fast leave,
@@ -277,7 +289,7 @@ bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t
     /* Work predicted now overrides the cap: a parallel loop that starts in
      * the window needs every worker at once, and each one found searching
      * saves a wake-up on the loop's critical path. */
-    if (work_due(s, idle, now) || pool_gap_bridged(s, idle->index, now))
+    if (work_due(s, idle, now) || pool_rhythm_retains(s, idle, now))
         return true;
     const weft__leave *lv = &s->slots[idle->index].leave;
     return !over_searcher_cap(s) && lv->hit_rate >= HIT_ONE / 2 &&

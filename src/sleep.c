@@ -122,6 +122,7 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned
     s->nslots = slots;
     s->wake_all = wake_all;
     s->leave_fast = leave_fast;
+    s->oversubscribed = threads > weft__os_cpu_count();
     s->legacy_rounds = leave_fast ? 0 : LEGACY_ROUNDS_UNTIL_SLEEPY;
     s->pool = pool;
     atomic_init(&s->phase.active, 0);

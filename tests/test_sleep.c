@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "os.h"
 #include "pool.h"
 #include "weft.h"
 
@@ -404,10 +405,8 @@ static void pool_rhythm(weft__sleep *s, uint64_t t0) {
 }
 
 /* A worker whose own gaps tell nothing (oversubscribed pools) follows the
- * pool's: asleep, it wakes itself before the pool's window; searching, it
- * searches on through the quiet period until the window closes, even over the
- * searcher cap and with a hit rate that says sleep; it forgets the window
- * once the pool is busy again. */
+ * pool's: it wakes itself before the pool's window, searches through it even
+ * over the searcher cap, and forgets it once the pool is busy again. */
 TEST(pool_rhythm_predicts_for_workers_without_their_own) {
     weft__sleep s;
     predictor(&s, false);
@@ -420,11 +419,38 @@ TEST(pool_rhythm_predicts_for_workers_without_their_own) {
     CHECK(at > t0 + 1000 && at < t0 + 200000 - 20000);
     atomic_store(&s.counters, ((uint64_t)1 << 32) | (uint64_t)2 << 16); /* 2 search, cap 1 */
     CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000));          /* in the window */
-    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 50000));           /* the quiet period */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));          /* long before it */
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 400000));         /* long after it */
     weft__leave_pool_busy(&s);
     CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0);
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 200000));
+    weft__sleep_destroy(&s);
+}
+
+/* With more workers than CPUs a trusted rhythm is an implicit phase: idle
+ * workers search through the quiet period (over the cap, with a hit rate
+ * that says sleep) until its window closes, and through busy periods for up
+ * to a phase's retention; without the rhythm, or with a CPU per worker, they
+ * sleep as before. */
+TEST(oversubscribed_rhythm_is_an_implicit_phase) {
+    weft__sleep s;
+    predictor(&s, false);
+    s.oversubscribed = true;
+    s.slots[0].leave.hit_rate = 0; /* its own history says: sleep at once */
+    weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
+    uint64_t t0 = idle.idle_ns;
+    atomic_store(&s.counters, ((uint64_t)1 << 32) | (uint64_t)2 << 16); /* 2 search, cap 1 */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));          /* no rhythm yet */
+    pool_rhythm(&s, t0);
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 50000));   /* the quiet period */
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000));  /* its window */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 400000)); /* past it: sleep */
+    weft__leave_pool_busy(&s);
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 5000000));   /* busy, as a phase */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 20000000)); /* past its retention */
+    s.oversubscribed = false;
+    pool_rhythm(&s, t0);
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));
     weft__sleep_destroy(&s);
 }
 
@@ -457,12 +483,14 @@ static void count_run(void *arg) {
     atomic_fetch_add((_Atomic long *)arg, 1);
 }
 
-/* A pool taught a short, regular rhythm (a waited-for job every ~300 us of
- * the caller's serial work) bridges its quiet periods by searching, but only
- * through the window: once the arrivals stop, every worker is asleep soon
- * after, and each job ran exactly once. */
-TEST(bridged_quiet_periods_end_in_sleep) {
-    weft_pool *pool = make_pool(8, WEFT_WAKE_TARGETED, WEFT_LEAVE_AUTOMATIC);
+/* An oversubscribed pool taught a short, regular rhythm (a waited-for job
+ * every ~300 us of the caller's serial work) keeps its workers searching, but
+ * once the arrivals stop, every worker is asleep soon after, and each job ran
+ * exactly once. */
+TEST(implicit_phase_ends_when_the_rhythm_stops) {
+    weft_pool *pool =
+        make_pool(2 * weft__os_cpu_count() + 2, WEFT_WAKE_TARGETED, WEFT_LEAVE_AUTOMATIC);
+    CHECK(pool->sleep.oversubscribed);
     _Atomic long ran = 0;
     enum { ROUNDS = 300 };
     for (int i = 0; i < ROUNDS; i++) {
