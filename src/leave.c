@@ -177,16 +177,24 @@ void weft__leave_pool_arrival(weft__sleep *s) {
     atomic_store_explicit(&r->gaps, gaps, memory_order_relaxed);
 }
 
+/* The pool's window for a quiet period that began at `quiet`, in worker
+ * `index`'s view (its wake cost); false if the pool's rhythm is not trusted. */
+static bool rhythm_window(weft__sleep *s, unsigned index, uint64_t quiet, uint64_t *lo,
+                          uint64_t *hi) {
+    const weft__rhythm *r = &s->rhythm;
+    /* Relaxed: hints; a torn mix of two updates only skews one prediction. */
+    return window(atomic_load_explicit(&r->gaps, memory_order_relaxed),
+                  atomic_load_explicit(&r->gap_ns, memory_order_relaxed),
+                  atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed),
+                  s->slots[index].leave.wake_cost_ns, quiet, lo, hi);
+}
+
 /* The pool's window for its current quiet period, opened one wake cost early
  * so that the workers a rally wakes are running when it opens. */
 static bool pool_window(weft__sleep *s, unsigned index, uint64_t *lo, uint64_t *hi) {
-    const weft__rhythm *r = &s->rhythm;
-    uint64_t quiet = atomic_load_explicit(&r->quiet_ns, memory_order_relaxed);
+    uint64_t quiet = atomic_load_explicit(&s->rhythm.quiet_ns, memory_order_relaxed);
     uint64_t cost = s->slots[index].leave.wake_cost_ns;
-    if (!quiet ||
-        !window(atomic_load_explicit(&r->gaps, memory_order_relaxed),
-                atomic_load_explicit(&r->gap_ns, memory_order_relaxed),
-                atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed), cost, quiet, lo, hi))
+    if (!quiet || !rhythm_window(s, index, quiet, lo, hi))
         return false;
     *lo = *lo > quiet + cost ? *lo - cost : quiet;
     return true;
@@ -216,14 +224,10 @@ bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now) {
 static bool pool_rhythm_retains(weft__sleep *s, const weft__idle *idle, uint64_t now) {
     if (!s->oversubscribed)
         return false;
-    const weft__rhythm *r = &s->rhythm;
-    uint64_t quiet = atomic_load_explicit(&r->quiet_ns, memory_order_relaxed);
+    uint64_t quiet = atomic_load_explicit(&s->rhythm.quiet_ns, memory_order_relaxed);
     uint64_t lo, hi;
-    if (!window(atomic_load_explicit(&r->gaps, memory_order_relaxed),
-                atomic_load_explicit(&r->gap_ns, memory_order_relaxed),
-                atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed),
-                s->slots[idle->index].leave.wake_cost_ns, quiet, &lo, &hi))
-        return false;
+    if (!rhythm_window(s, idle->index, quiet, &lo, &hi))
+        return false; /* quiet == 0 (busy): only whether the rhythm is trusted */
     return quiet ? now < hi : now - idle->search_ns < WEFT_PHASE_RETAIN_NS;
 }
 
