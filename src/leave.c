@@ -217,10 +217,10 @@ bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now) {
  * always-search in 200 us bursts on 8-64 workers), so what is left of its
  * cost is placement: workers a timer or a wake-up brings back run on the CPU
  * that is free then, not the one the caller frees when it blocks, and the
- * scheduler does not move a thread that just ran (7-26% of bursts ran on one
- * CPU of two, at 1.8 times the length). With no more workers than CPUs the
- * search would take a CPU of its own (2 workers: 1.14-1.31 times FAST's
- * CPU); there the prediction above wakes them instead. */
+ * scheduler does not move a thread that just ran (8-15% of bursts, up to 29%,
+ * ran on one CPU of two, at 1.8 times the length). With no more workers than
+ * CPUs the search would take a CPU of its own (2 workers: 1.14-1.31 times
+ * FAST's CPU); there the prediction above wakes them instead. */
 static bool pool_rhythm_retains(weft__sleep *s, const weft__idle *idle, uint64_t now) {
     if (!s->oversubscribed)
         return false;
