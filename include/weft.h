@@ -61,7 +61,8 @@ typedef struct weft_pool weft_pool;
  *    before work usually returns, then searches; in pools larger than the
  *    machine, where no worker's own gaps are regular, the pool's quiet periods
  *    (until the next weft_run from outside) are predicted instead; while
- *    they are regular and short, such a pool behaves as inside a parallel
+ *    they are regular (within a wake-up's cost, as between loops called back
+ *    to back) and short, such a pool behaves as inside a parallel
  *    phase (idle workers keep searching) until a quiet period outlasts its
  *    prediction, and then sleeps. At most half the workers search at a time
  *    (outside phases), unless work is predicted now.

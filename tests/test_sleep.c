@@ -396,12 +396,17 @@ TEST(predicted_work_overrides_the_searcher_cap) {
 
 /* ---- The pool's rhythm (leave.c) ---------------------------------------- */
 
-/* The pool has seen regular quiet periods of 200 +- 5 us; it went quiet at t0. */
-static void pool_rhythm(weft__sleep *s, uint64_t t0) {
+/* The pool has seen quiet periods of gap +- dev ns; it went quiet at t0. */
+static void learnt_rhythm(weft__sleep *s, uint64_t t0, uint64_t gap, uint64_t dev) {
     atomic_store(&s->rhythm.gaps, 4);
-    atomic_store(&s->rhythm.gap_ns, 200000);
-    atomic_store(&s->rhythm.gap_dev_ns, 5000);
+    atomic_store(&s->rhythm.gap_ns, gap);
+    atomic_store(&s->rhythm.gap_dev_ns, dev);
     atomic_store(&s->rhythm.quiet_ns, t0);
+}
+
+/* Regular quiet periods of 200 +- 5 us. */
+static void pool_rhythm(weft__sleep *s, uint64_t t0) {
+    learnt_rhythm(s, t0, 200000, 5000);
 }
 
 /* A worker whose own gaps tell nothing (oversubscribed pools) follows the
@@ -454,6 +459,32 @@ TEST(oversubscribed_rhythm_is_an_implicit_phase) {
     weft__sleep_destroy(&s);
 }
 
+/* Back-to-back loop calls: the pool is quiet for 20 us, give or take 15 (a
+ * deviation of 3/4 of the mean), while a wake-up costs 20 us. No wake-up can
+ * land more precisely, so the rhythm is trusted and the oversubscribed pool
+ * keeps its idle workers searching through it, over the cap; a deviation
+ * beyond one wake cost is not trusted, and a worker's own gaps of the same
+ * shape predict nothing. */
+TEST(rhythm_within_a_wake_cost_is_trusted) {
+    weft__sleep s;
+    predictor(&s, false); /* wake cost 20 us */
+    s.oversubscribed = true;
+    s.slots[0].leave.hit_rate = 0; /* its own history says: sleep at once */
+    weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
+    uint64_t t0 = idle.idle_ns;
+    atomic_store(&s.counters, ((uint64_t)1 << 32) | (uint64_t)2 << 16); /* 2 search, cap 1 */
+    learnt_rhythm(&s, t0, 20000, 15000);
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 10000));  /* the quiet period */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 90000)); /* past its window */
+    learnt_rhythm(&s, t0, 20000, 25000);                       /* beyond one wake cost */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 10000));
+    weft__sleep_destroy(&s);
+    predictor(&s, false);
+    learn_gaps(&s, 40000, 15000); /* a worker's own: 25 and 55 us */
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0);
+    weft__sleep_destroy(&s);
+}
+
 /* The pool learns the time from going quiet to the next waited-for arrival;
  * an arrival while it is busy teaches nothing. */
 TEST(pool_rhythm_learns_quiet_periods) {
@@ -483,10 +514,16 @@ static void count_run(void *arg) {
     atomic_fetch_add((_Atomic long *)arg, 1);
 }
 
+static void visit_range(size_t begin, size_t end, void *arg) {
+    _Atomic int *visits = arg;
+    for (size_t i = begin; i < end; i++)
+        atomic_fetch_add(&visits[i], 1);
+}
+
 /* An oversubscribed pool taught a short, regular rhythm (a waited-for job
- * every ~300 us of the caller's serial work) keeps its workers searching, but
- * once the arrivals stop, every worker is asleep soon after, and each job ran
- * exactly once. */
+ * every ~300 us of the caller's serial work, then loops called back to back)
+ * keeps its workers searching, but once the arrivals stop, every worker is
+ * asleep soon after, and each job ran (each index was visited) exactly once. */
 TEST(implicit_phase_ends_when_the_rhythm_stops) {
     weft_pool *pool =
         make_pool(2 * weft__os_cpu_count() + 2, WEFT_WAKE_TARGETED, WEFT_LEAVE_AUTOMATIC);
@@ -500,6 +537,13 @@ TEST(implicit_phase_ends_when_the_rhythm_stops) {
     CHECK_EQ(atomic_load(&ran), ROUNDS);
     CHECK_EQ(atomic_load(&pool->sleep.rhythm.gaps), 4); /* the pool's gaps were learnt */
     wait_all_asleep(pool); /* a search that outlived its window never sleeps */
+    /* Back-to-back loops: quiet periods trusted by the wake-cost tolerance. */
+    static _Atomic int visits[256];
+    for (int i = 0; i < ROUNDS; i++)
+        weft_for(pool, 0, 256, 1, visit_range, visits);
+    for (int i = 0; i < 256; i++)
+        CHECK_EQ(atomic_load(&visits[i]), ROUNDS);
+    wait_all_asleep(pool);
     weft_pool_destroy(pool);
 }
 
