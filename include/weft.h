@@ -60,12 +60,16 @@ typedef struct weft_pool weft_pool;
  *    code between parallel loops) are predicted: the worker sleeps until just
  *    before work usually returns, then searches; in pools larger than the
  *    machine, where no worker's own gaps are regular, the pool's quiet periods
- *    (until the next weft_run from outside) are predicted instead; while
- *    they are regular (within a wake-up's cost, as between loops called back
- *    to back) and short, such a pool behaves as inside a parallel
- *    phase (idle workers keep searching) until a quiet period outlasts its
- *    prediction, and then sleeps. At most half the workers search at a time
- *    (outside phases), unless work is predicted now.
+ *    (until the next weft_run from outside) are predicted instead, when the
+ *    work that ends them engages more than one worker; while they are regular
+ *    (within a wake-up's cost, as between loops called back to back) and
+ *    short, and the pool's busy periods engage more workers than there are
+ *    CPUs, such a pool behaves as inside a parallel phase (idle workers keep
+ *    searching) until a quiet period outlasts its prediction, and then
+ *    sleeps. A program that waits for one small job at a time gets no such
+ *    search: the job's wake-up brings the one worker it needs. At most half
+ *    the workers search at a time (outside phases), unless work is predicted
+ *    now.
  *  WEFT_LEAVE_FAST: sleep after the first fruitless search; lowest CPU cost,
  *    a futex wake-up on the next job.
  * Parallel phases (weft_phase_begin) override both while they last. */

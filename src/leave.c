@@ -14,9 +14,10 @@
  *    wasted, and it sleeps at once. So short gaps (work forked by a running
  *    job, a burst of small jobs) are caught without a wake-up, and long gaps
  *    (sporadic jobs, idle periods between frames) cost no CPU. Regular
- *    gaps are predicted, per worker and for the whole pool; an oversubscribed
- *    pool whose quiet periods are regular and short keeps its workers
- *    searching as a phase would (see "The pool's rhythm" below).
+ *    gaps are predicted, per worker and for the whole pool; a pool whose busy
+ *    periods engage more workers than it has CPUs and whose quiet periods
+ *    are regular and short keeps its workers searching as a phase would (see
+ *    "The pool's rhythm" below).
  *  - A parallel phase (phase.c) overrides both: idle workers keep searching
  *    with back-off for up to WEFT_PHASE_RETAIN_NS. A one-time fast leave (the
  *    last phase ended with fast_leave) makes them sleep at once until new work
@@ -58,6 +59,11 @@
 #define GAPS_TRUSTED      4
 #define PREDICT_MAX_WAKES 16
 #define WINDOW_DEVS       2
+/* The pool's rhythm is followed only while its busy periods engage more than
+ * this many workers (in 1/WEFT_RHYTHM_WIDTH_ONE): one job at a time measured
+ * 1.0-1.5 (two busy periods merge when a woken worker counts itself back
+ * after the job ended), a 2-worker pool's bursts 1.97-2.0. */
+#define RHYTHM_FOLLOW_WIDTH (WEFT_RHYTHM_WIDTH_ONE * 7 / 4)
 
 /* Benchmark hooks (bench/: the leave-policy table and the cap's cost): not
  * public knobs. Read per search round; set before pools are created. */
@@ -154,16 +160,58 @@ static bool predicted_window(const weft__leave *lv, uint64_t idle_ns, uint64_t *
  * A worker with no window of its own that sleeps while the pool is quiet
  * wakes itself as the pool's window opens, one wake cost early, and wakes as
  * many more as the searcher cap allows (sleep.c, rally), so the loop starts
- * on searchers instead of waiting for a wake-up chain. Relaxed throughout:
- * these are hints, and a lost or torn update only costs a prediction. */
+ * on searchers instead of waiting for a wake-up chain.
+ *
+ * Both assume that the work which ends a quiet period needs many workers. A
+ * program that waits for one small job at a time needs one, and a wake-up
+ * finds it: searching through its quiet periods burnt five times FAST's CPU
+ * (8 workers on 2 CPUs, a 20 us weft_run every 300 us: 1.03-1.10 CPUs against
+ * 0.18-0.20). So the pool also learns its width, how many workers find work
+ * in one of its busy periods (each worker that leaves the search counts once
+ * more; a worker that went idle and found work again counts again), and
+ * follows its rhythm only while the width is over RHYTHM_FOLLOW_WIDTH (a
+ * rally wakes no more than the width), and keeps an implicit phase only
+ * while it is more than the CPUs: then each busy period wakes more workers
+ * than can run, and a sleep saves nothing. Relaxed throughout: these are
+ * hints, and a lost or torn update only costs a prediction. */
 
 void weft__leave_pool_quiet(weft__sleep *s) {
-    atomic_store_explicit(&s->rhythm.quiet_ns, weft__now_ns(), memory_order_relaxed);
+    weft__rhythm *r = &s->rhythm;
+    uint64_t joined = atomic_load_explicit(&r->joined, memory_order_relaxed);
+    /* Nobody found work since the pool was last quiet: a worker woken (by a
+     * poster, or by its timer) counts itself back before any work was found,
+     * and the pool is still quiet, or still busy with an arrival. */
+    if (joined == 0)
+        return;
+    uint64_t width = atomic_load_explicit(&r->width, memory_order_relaxed);
+    if (width == 0)
+        width = joined * WEFT_RHYTHM_WIDTH_ONE;
+    else
+        ewma(&width, joined * WEFT_RHYTHM_WIDTH_ONE);
+    atomic_store_explicit(&r->width, (uint32_t)width, memory_order_relaxed);
+    atomic_store_explicit(&r->joined, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->quiet_ns, weft__now_ns(), memory_order_relaxed);
 }
 
 void weft__leave_pool_busy(weft__sleep *s) {
-    if (atomic_load_explicit(&s->rhythm.quiet_ns, memory_order_relaxed))
-        atomic_store_explicit(&s->rhythm.quiet_ns, 0, memory_order_relaxed);
+    weft__rhythm *r = &s->rhythm;
+    if (atomic_load_explicit(&r->quiet_ns, memory_order_relaxed))
+        atomic_store_explicit(&r->quiet_ns, 0, memory_order_relaxed);
+    /* A load and a store, not an increment: a count lost to a race costs a
+     * hint, and saturating keeps the line unwritten in long busy periods. */
+    uint32_t joined = atomic_load_explicit(&r->joined, memory_order_relaxed);
+    if (joined < s->threads)
+        atomic_store_explicit(&r->joined, joined + 1, memory_order_relaxed);
+}
+
+/* Is the pool's width more than `workers` (in 1/WEFT_RHYTHM_WIDTH_ONE)? */
+static bool pool_wider_than(weft__sleep *s, unsigned workers) {
+    return atomic_load_explicit(&s->rhythm.width, memory_order_relaxed) > workers;
+}
+
+unsigned weft__leave_pool_width(weft__sleep *s) {
+    uint32_t w = atomic_load_explicit(&s->rhythm.width, memory_order_relaxed);
+    return (w + WEFT_RHYTHM_WIDTH_ONE - 1) / WEFT_RHYTHM_WIDTH_ONE;
 }
 
 void weft__leave_pool_arrival(weft__sleep *s) {
@@ -185,23 +233,28 @@ void weft__leave_pool_arrival(weft__sleep *s) {
 
 /* The pool's window for a quiet period that began at `quiet`, in worker
  * `index`'s view (its wake cost); false if the pool's rhythm is not trusted.
- * A deviation within one wake cost counts as regular however short the quiet
- * periods are: a wake-up cannot land more precisely than its own cost, so no
- * rhythm is more useful to a sleeper than that. It is what back-to-back calls
- * of a parallel loop look like: the pool is quiet only while the caller wakes
- * up, returns and calls again (8 workers on 2 CPUs: 12-32 us, deviations
- * 11-65 us, against wake costs of 50-150 us), which the quarter-of-the-mean
- * rule rejected, so the workers over the searcher cap slept through every
- * one of them (bench/: loops 1.16x slower with the cap; 1.01x with this). */
+ * In a pool whose busy periods are wider than its CPUs (where following the
+ * rhythm costs no CPU: pool_rhythm_retains), a deviation within one wake cost
+ * counts as regular however short the quiet periods are: a wake-up cannot
+ * land more precisely than its own cost, so no rhythm is more useful to a
+ * sleeper than that. It is what back-to-back calls of a parallel loop look
+ * like: the pool is quiet only while the caller wakes up, returns and calls
+ * again (8 workers on 2 CPUs: 12-32 us, deviations 11-65 us, against wake
+ * costs of 50-150 us), which the quarter-of-the-mean rule rejected, so the
+ * workers over the searcher cap slept through every one of them (bench/:
+ * loops 1.16x slower with the cap; 1.01x with this). Narrower pools keep the
+ * strict rule: there a trusted rhythm costs CPU (one job every 100 +- 60 us
+ * on 8 workers: 1.1-2.0 times the CPU of the strict rule). */
 static bool rhythm_window(weft__sleep *s, unsigned index, uint64_t quiet, uint64_t *lo,
                           uint64_t *hi) {
     const weft__rhythm *r = &s->rhythm;
     uint64_t cost = s->slots[index].leave.wake_cost_ns;
+    uint64_t tolerance = pool_wider_than(s, s->cpus * WEFT_RHYTHM_WIDTH_ONE) ? cost : 0;
     /* Relaxed: hints; a torn mix of two updates only skews one prediction. */
     return window(atomic_load_explicit(&r->gaps, memory_order_relaxed),
                   atomic_load_explicit(&r->gap_ns, memory_order_relaxed),
-                  atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed), cost, cost, quiet, lo,
-                  hi);
+                  atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed), cost, tolerance,
+                  quiet, lo, hi);
 }
 
 /* The pool's window for its current quiet period, opened one wake cost early
@@ -209,7 +262,8 @@ static bool rhythm_window(weft__sleep *s, unsigned index, uint64_t quiet, uint64
 static bool pool_window(weft__sleep *s, unsigned index, uint64_t *lo, uint64_t *hi) {
     uint64_t quiet = atomic_load_explicit(&s->rhythm.quiet_ns, memory_order_relaxed);
     uint64_t cost = s->slots[index].leave.wake_cost_ns;
-    if (!quiet || !rhythm_window(s, index, quiet, lo, hi))
+    if (!quiet || !pool_wider_than(s, RHYTHM_FOLLOW_WIDTH) ||
+        !rhythm_window(s, index, quiet, lo, hi))
         return false;
     *lo = *lo > quiet + cost ? *lo - cost : quiet;
     return true;
@@ -220,24 +274,27 @@ bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now) {
     return pool_window(s, index, &lo, &hi) && now + s->slots[index].leave.late_ns >= lo && now < hi;
 }
 
-/* The pool's implicit phase. A pool with more workers than CPUs whose quiet
- * periods are regular and short (a trusted window: at most PREDICT_MAX_WAKES
+/* The pool's implicit phase. A pool whose busy periods engage more workers
+ * than it has CPUs (its width; so it has more workers than CPUs) and whose
+ * quiet periods are regular and short (a trusted window: at most PREDICT_MAX_WAKES
  * wake costs) is in a parallel phase its program did not declare, and its
  * workers search through it as they would in one: through busy periods for up
  * to WEFT_PHASE_RETAIN_NS since they last ran, through quiet periods until
  * the window closes; a quiet period that outlasts its window ends it, so an
- * idle pool sleeps within one gap of its last work. Why only oversubscribed
- * pools: there, sleeping does not save CPU (each job wakes a sleeper that
- * mostly finds it taken; bench/: FAST burned 0.94-1.44 times the CPU of
+ * idle pool sleeps within one gap of its last work. Why only such pools:
+ * there, sleeping does not save CPU (each job wakes a sleeper that mostly
+ * finds it taken; bench/: FAST burned 0.94-1.44 times the CPU of
  * always-search in 200 us bursts on 8-64 workers), so what is left of its
  * cost is placement: workers a timer or a wake-up brings back run on the CPU
  * that is free then, not the one the caller frees when it blocks, and the
  * scheduler does not move a thread that just ran (8-15% of bursts, up to 29%,
  * ran on one CPU of two, at 1.8 times the length). With no more workers than
  * CPUs the search would take a CPU of its own (2 workers: 1.14-1.31 times
- * FAST's CPU); there the prediction above wakes them instead. */
+ * FAST's CPU), and so it would where the busy periods are narrow (one job at
+ * a time: five times FAST's CPU, see the pool's rhythm above); there the
+ * prediction above wakes them instead. */
 static bool pool_rhythm_retains(weft__sleep *s, const weft__idle *idle, uint64_t now) {
-    if (!s->oversubscribed)
+    if (!pool_wider_than(s, s->cpus * WEFT_RHYTHM_WIDTH_ONE))
         return false;
     uint64_t quiet = atomic_load_explicit(&s->rhythm.quiet_ns, memory_order_relaxed);
     uint64_t lo, hi;

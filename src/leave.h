@@ -31,7 +31,15 @@ typedef struct weft__rhythm {
     _Atomic uint64_t gap_ns;     /* moving average of those idle periods */
     _Atomic uint64_t gap_dev_ns; /* moving average of their distance from gap_ns */
     _Atomic uint32_t gaps;       /* how many were seen, saturating */
+    _Atomic uint32_t joined;     /* workers that found work since the pool was quiet,
+                                    saturating at the worker count */
+    _Atomic uint32_t width;      /* moving average of joined per busy period, in
+                                    1/WEFT_RHYTHM_WIDTH_ONE workers; 0: none seen */
 } weft__rhythm;
+
+#define WEFT_RHYTHM_WIDTH_ONE                                                                      \
+    256 /* fixed point of weft__rhythm.width: the moving average                                   \
+           stops up to 7 units short of its samples */
 
 typedef struct weft__idle weft__idle;
 typedef struct weft__sleep weft__sleep;
@@ -59,12 +67,16 @@ WEFT_HIDDEN bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *id
  * predicted to return soon after: a CLOCK_MONOTONIC time, or 0 to sleep until
  * woken (owner). */
 WEFT_HIDDEN uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t now);
-/* The pool went quiet: the last active worker became inactive. */
+/* The pool went quiet: the last active worker became inactive (a no-op
+ * unless a worker found work since it was last quiet). */
 WEFT_HIDDEN void weft__leave_pool_quiet(weft__sleep *s);
-/* A worker found work: the pool is no longer quiet. */
+/* A worker found work: the pool is no longer quiet, and one more worker
+ * joined its busy period. */
 WEFT_HIDDEN void weft__leave_pool_busy(weft__sleep *s);
 /* An outside thread submits work it will wait for (weft_run). */
 WEFT_HIDDEN void weft__leave_pool_arrival(weft__sleep *s);
+/* How many workers the pool's busy periods engage, rounded up (0: unknown). */
+WEFT_HIDDEN unsigned weft__leave_pool_width(weft__sleep *s);
 /* Is the pool's predicted arrival window open (worker `index`'s view)? */
 WEFT_HIDDEN bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now);
 /* At most this many workers search at once (UINT_MAX: no cap). */

@@ -122,7 +122,7 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned
     s->nslots = slots;
     s->wake_all = wake_all;
     s->leave_fast = leave_fast;
-    s->oversubscribed = threads > weft__os_cpu_count();
+    s->cpus = weft__os_cpu_count();
     s->legacy_rounds = leave_fast ? 0 : LEGACY_ROUNDS_UNTIL_SLEEPY;
     s->pool = pool;
     atomic_init(&s->phase.active, 0);
@@ -335,14 +335,27 @@ static bool block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
 
 /* Our timer ran out as the pool's predicted window opens (leave.c, the pool's
  * rhythm): have as many searchers as the cap allows when the work arrives,
- * like a phase's warm-up, but only that many. */
+ * like a phase's warm-up, but only that many, and no more than the pool's
+ * busy periods engage. */
 static void rally(weft__sleep *s) {
     /* Seq-cst, like every counter access; a hint here, as in new_jobs. */
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
     unsigned searching = inactive_of(c) - sleeping_of(c);
-    unsigned want = min_u(weft__leave_searcher_cap(s), s->threads);
+    unsigned want =
+        min_u(min_u(weft__leave_searcher_cap(s), s->threads), weft__leave_pool_width(s));
     if (searching < want)
         wake_any(s, min_u(want - searching, sleeping_of(c)));
+}
+
+/* This worker counts itself inactive (searching). If every worker is now
+ * inactive the pool has gone quiet: the pool's rhythm starts a quiet period
+ * (leave.c). A woken worker counts itself back here too, and may be the last:
+ * its waker took it out of the count while the job it was woken for ran. */
+static void count_searching(weft__sleep *s) {
+    /* Seq-cst, like every access to the counters: the proof's total order. */
+    uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
+    if (inactive_of(old) + 1 == s->threads) /* only workers search (contexts never do) */
+        weft__leave_pool_quiet(s);
 }
 
 static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
@@ -374,8 +387,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     }
     bool timed_out = block(s, slot, idle);
     debug_point(s, WEFT_DEBUG_WOKEN);
-    /* Searching again: our waker took us out of inactive (invariant 2). */
-    atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
+    count_searching(s); /* our waker took us out of inactive (invariant 2) */
     weft__leave_record_wake(&slot->leave, idle->search_ns);
     if (timed_out && weft__leave_pool_due(s, idle->index, idle->search_ns))
         rally(s);
@@ -500,9 +512,7 @@ void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
      * clock read. */
     if (s->wake_all)
         return;
-    uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
-    if (inactive_of(old) + 1 == s->threads) /* only workers search (contexts never do) */
-        weft__leave_pool_quiet(s);          /* we were the last active worker */
+    count_searching(s);
 }
 
 /* Targeted: leave the inactive count. True if we were the last searcher while

@@ -41,7 +41,7 @@ typedef struct weft__sleep {
     unsigned nslots;                                 /* I: workers + contexts */
     bool wake_all;                                   /* I: WEFT_WAKE_ALL */
     bool leave_fast;                                 /* I: WEFT_LEAVE_FAST */
-    bool oversubscribed;                             /* I: more workers than CPUs */
+    unsigned cpus;                                   /* I: CPUs this process may use */
     unsigned legacy_rounds;                          /* I: wake-all: rounds before sleepy */
     weft_pool *pool;                                 /* I: for the final injector check */
     weft__phase phase;                               /* parallel phases (phase.c) */

@@ -396,8 +396,10 @@ TEST(predicted_work_overrides_the_searcher_cap) {
 
 /* ---- The pool's rhythm (leave.c) ---------------------------------------- */
 
-/* The pool has seen quiet periods of gap +- dev ns; it went quiet at t0. */
+/* The pool has seen quiet periods of gap +- dev ns between busy periods that
+ * engage both its workers; it went quiet at t0. */
 static void learnt_rhythm(weft__sleep *s, uint64_t t0, uint64_t gap, uint64_t dev) {
+    atomic_store(&s->rhythm.width, 2 * WEFT_RHYTHM_WIDTH_ONE);
     atomic_store(&s->rhythm.gaps, 4);
     atomic_store(&s->rhythm.gap_ns, gap);
     atomic_store(&s->rhythm.gap_dev_ns, dev);
@@ -432,15 +434,15 @@ TEST(pool_rhythm_predicts_for_workers_without_their_own) {
     weft__sleep_destroy(&s);
 }
 
-/* With more workers than CPUs a trusted rhythm is an implicit phase: idle
- * workers search through the quiet period (over the cap, with a hit rate
- * that says sleep) until its window closes, and through busy periods for up
- * to a phase's retention; without the rhythm, or with a CPU per worker, they
- * sleep as before. */
+/* A trusted rhythm whose busy periods engage more workers than there are
+ * CPUs is an implicit phase: idle workers search through the quiet period
+ * (over the cap, with a hit rate that says sleep) until its window closes,
+ * and through busy periods for up to a phase's retention; without the rhythm,
+ * or with busy periods no wider than the CPUs, they sleep as before. */
 TEST(oversubscribed_rhythm_is_an_implicit_phase) {
     weft__sleep s;
     predictor(&s, false);
-    s.oversubscribed = true;
+    s.cpus = 1;                    /* the rhythm's busy periods engage both workers */
     s.slots[0].leave.hit_rate = 0; /* its own history says: sleep at once */
     weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
     uint64_t t0 = idle.idle_ns;
@@ -453,22 +455,73 @@ TEST(oversubscribed_rhythm_is_an_implicit_phase) {
     weft__leave_pool_busy(&s);
     CHECK(weft__leave_keep_searching(&s, &idle, t0 + 5000000));   /* busy, as a phase */
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 20000000)); /* past its retention */
-    s.oversubscribed = false;
     pool_rhythm(&s, t0);
+    s.cpus = 2; /* busy periods as wide as the CPUs */
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));
+    weft__sleep_destroy(&s);
+}
+
+/* One small job at a time: a regular, trusted rhythm whose busy periods
+ * engage one worker is not followed at all, even with more workers than
+ * CPUs (no implicit phase, no wake-up before its window), since the job's own
+ * wake-up finds the one worker it needs; busy periods of two workers on two
+ * CPUs are followed (a timed wake-up, a search through the window), but are
+ * no implicit phase. */
+TEST(narrow_rhythm_is_not_followed) {
+    weft__sleep s;
+    predictor(&s, false);
+    s.cpus = 1;                    /* two workers on one CPU */
+    s.slots[0].leave.hit_rate = 0; /* its own history says: sleep at once */
+    weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
+    uint64_t t0 = idle.idle_ns;
+    atomic_store(&s.counters, ((uint64_t)1 << 32) | (uint64_t)2 << 16); /* 2 search, cap 1 */
+    pool_rhythm(&s, t0);
+    atomic_store(&s.rhythm.width, WEFT_RHYTHM_WIDTH_ONE);
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));  /* the quiet period */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 200000)); /* its window */
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0);
+    atomic_store(&s.rhythm.width, 2 * WEFT_RHYTHM_WIDTH_ONE);
+    s.cpus = 2; /* a CPU for each */
+    CHECK(weft__leave_wake_at(&s, &idle, t0 + 1000) > t0 + 1000);
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000)); /* its window */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000)); /* not the whole gap */
+    weft__sleep_destroy(&s);
+}
+
+/* The width: how many workers found work in each busy period (each
+ * weft__leave_pool_busy), a moving average taken as the pool goes quiet,
+ * saturating at the worker count. */
+TEST(pool_rhythm_learns_its_width) {
+    weft__sleep s;
+    predictor(&s, false); /* 2 workers */
+    CHECK_EQ(weft__leave_pool_width(&s), 0);
+    for (int i = 0; i < 4; i++) {
+        weft__leave_pool_busy(&s);
+        weft__leave_pool_quiet(&s);
+    }
+    CHECK_EQ(atomic_load(&s.rhythm.width), WEFT_RHYTHM_WIDTH_ONE); /* one job at a time */
+    CHECK_EQ(weft__leave_pool_width(&s), 1);
+    for (int i = 0; i < 40; i++) {
+        for (int j = 0; j < 5; j++)
+            weft__leave_pool_busy(&s); /* counts two: there are two workers */
+        weft__leave_pool_quiet(&s);
+    }
+    CHECK_EQ(weft__leave_pool_width(&s), 2);
+    CHECK(atomic_load(&s.rhythm.width) > 3 * WEFT_RHYTHM_WIDTH_ONE / 2);
     weft__sleep_destroy(&s);
 }
 
 /* Back-to-back loop calls: the pool is quiet for 20 us, give or take 15 (a
  * deviation of 3/4 of the mean), while a wake-up costs 20 us. No wake-up can
- * land more precisely, so the rhythm is trusted and the oversubscribed pool
- * keeps its idle workers searching through it, over the cap; a deviation
- * beyond one wake cost is not trusted, and a worker's own gaps of the same
- * shape predict nothing. */
+ * land more precisely, so in a pool whose busy periods are wider than its
+ * CPUs the rhythm is trusted and idle workers search through it, over the
+ * cap; a deviation beyond one wake cost is not trusted, nor is the same
+ * rhythm in a pool no wider than its CPUs, and a worker's own gaps of the
+ * same shape predict nothing. */
 TEST(rhythm_within_a_wake_cost_is_trusted) {
     weft__sleep s;
-    predictor(&s, false); /* wake cost 20 us */
-    s.oversubscribed = true;
+    predictor(&s, false);          /* wake cost 20 us */
+    s.cpus = 1;                    /* the rhythm's busy periods engage both workers */
     s.slots[0].leave.hit_rate = 0; /* its own history says: sleep at once */
     weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
     uint64_t t0 = idle.idle_ns;
@@ -478,6 +531,10 @@ TEST(rhythm_within_a_wake_cost_is_trusted) {
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 90000)); /* past its window */
     learnt_rhythm(&s, t0, 20000, 25000);                       /* beyond one wake cost */
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 10000));
+    learnt_rhythm(&s, t0, 20000, 15000);
+    s.cpus = 2; /* busy periods no wider than the CPUs: the strict rule */
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 10000));
+    CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0);
     weft__sleep_destroy(&s);
     predictor(&s, false);
     learn_gaps(&s, 40000, 15000); /* a worker's own: 25 and 55 us */
@@ -486,14 +543,16 @@ TEST(rhythm_within_a_wake_cost_is_trusted) {
 }
 
 /* The pool learns the time from going quiet to the next waited-for arrival;
- * an arrival while it is busy teaches nothing. */
+ * an arrival while it is busy teaches nothing, and neither does a pool that
+ * goes quiet with no work found since it last was. */
 TEST(pool_rhythm_learns_quiet_periods) {
     weft__sleep s;
     predictor(&s, false);
     weft__leave_pool_arrival(&s); /* never quiet */
     CHECK_EQ(atomic_load(&s.rhythm.gaps), 0);
     for (int i = 0; i < 6; i++) {
-        weft__leave_pool_quiet(&s);
+        weft__leave_pool_busy(&s);  /* a worker found work, */
+        weft__leave_pool_quiet(&s); /* then every worker was idle */
         nanosleep(&(struct timespec){.tv_nsec = 300000}, NULL);
         weft__leave_pool_arrival(&s);
         CHECK_EQ(atomic_load(&s.rhythm.quiet_ns), 0); /* busy again */
@@ -501,6 +560,8 @@ TEST(pool_rhythm_learns_quiet_periods) {
     CHECK_EQ(atomic_load(&s.rhythm.gaps), 4); /* saturated: trusted */
     CHECK(atomic_load(&s.rhythm.gap_ns) >= 300000);
     weft__leave_pool_arrival(&s); /* not quiet since: no sample */
+    weft__leave_pool_quiet(&s);   /* no work found since: not quiet */
+    CHECK_EQ(atomic_load(&s.rhythm.quiet_ns), 0);
     weft__sleep_destroy(&s);
 }
 
@@ -522,12 +583,12 @@ static void visit_range(size_t begin, size_t end, void *arg) {
 
 /* An oversubscribed pool taught a short, regular rhythm (a waited-for job
  * every ~300 us of the caller's serial work, then loops called back to back)
- * keeps its workers searching, but once the arrivals stop, every worker is
+ * follows it while it lasts, but once the arrivals stop, every worker is
  * asleep soon after, and each job ran (each index was visited) exactly once. */
 TEST(implicit_phase_ends_when_the_rhythm_stops) {
     weft_pool *pool =
         make_pool(2 * weft__os_cpu_count() + 2, WEFT_WAKE_TARGETED, WEFT_LEAVE_AUTOMATIC);
-    CHECK(pool->sleep.oversubscribed);
+    CHECK(pool->sleep.threads > pool->sleep.cpus);
     _Atomic long ran = 0;
     enum { ROUNDS = 300 };
     for (int i = 0; i < ROUNDS; i++) {
