@@ -37,9 +37,10 @@ typedef struct weft__rhythm {
                                     1/WEFT_RHYTHM_WIDTH_ONE workers; 0: none seen */
 } weft__rhythm;
 
-#define WEFT_RHYTHM_WIDTH_ONE                                                                      \
-    256 /* fixed point of weft__rhythm.width: the moving average                                   \
-           stops up to 7 units short of its samples */
+/* Fixed point of weft__rhythm.width, in 1/256 workers: the moving average
+ * stops up to 7 units short of its samples (in 1/16ths that was 0.44
+ * workers). */
+#define WEFT_RHYTHM_WIDTH_ONE 256
 
 typedef struct weft__idle weft__idle;
 typedef struct weft__sleep weft__sleep;
