@@ -18,6 +18,17 @@ def med(system, workload, threads, field, interval=None):
     return statistics.median(v) if v else None
 
 
+def paired(sys_a, sys_b, workload, threads, field):
+    """Median over runs of a's value ÷ b's in the same run: policy.sh runs every
+    system once per run, so a run's two cells shared the machine's state."""
+    def by_run(system):
+        return {r["run"]: r[field] for r in cell.get((system, workload, threads, None), [])
+                if field in r}
+    a, b = by_run(sys_a), by_run(sys_b)
+    ratios = [a[k] / b[k] for k in a if k in b and b[k]]
+    return statistics.median(ratios) if ratios else None
+
+
 def fmt(x, digits=3):
     return "—" if x is None else f"{x:.{digits}g}"
 
@@ -52,13 +63,15 @@ def policy_table(suffix, title):
 
 def cap_table():
     print("\n### Searcher cap (at most half the workers search): cap on ÷ cap off\n")
+    print("Each cell: medians of on / off (their ratio; the median of the per-run ratios).\n")
     print("| workers | idle CPU s in 1 s (on / off) | sporadic CPU/wall (on / off) "
           "| fib(30) s (on / off) | loop s per call (on / off) |")
     print("|---:|---|---|---|---|")
     for t in (8, 16, 64):
         def pair(wl, field):
             a, b = med("weft", wl, t, field), med("weft-nocap", wl, t, field)
-            ratio = f" ({a / b:.2f}×)" if a and b else ""
+            p = paired("weft", "weft-nocap", wl, t, field)
+            ratio = f" ({a / b:.2f}×; paired {p:.2f}×)" if a and b and p else ""
             return f"{fmt(a)} / {fmt(b)}{ratio}"
         print(f"| {t} | {pair('idle', 'cpu_s')} | {pair('sporadic', 'cpu_per_wall')} | "
               f"{pair('fib30', 'wall_s')} | {pair('loop', 'wall_s')} |")
