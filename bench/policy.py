@@ -71,7 +71,8 @@ def cap_table():
         def pair(wl, field):
             a, b = med("weft", wl, t, field), med("weft-nocap", wl, t, field)
             p = paired("weft", "weft-nocap", wl, t, field)
-            ratio = f" ({a / b:.2f}×; paired {p:.2f}×)" if a and b and p else ""
+            ratio = f" ({a / b:.2f}×" if a and b else ""
+            ratio += f"; paired {p:.2f}×)" if ratio and p else (")" if ratio else "")
             return f"{fmt(a)} / {fmt(b)}{ratio}"
         print(f"| {t} | {pair('idle', 'cpu_s')} | {pair('sporadic', 'cpu_per_wall')} | "
               f"{pair('fib30', 'wall_s')} | {pair('loop', 'wall_s')} |")

@@ -127,7 +127,8 @@ void weft__leave_record_idle(weft__leave *lv, uint64_t ns) {
  * deviation gap_dev_ns; false if they are not regular, or so long that a
  * wake-up (wake_cost_ns) is no visible part of them. Regular: a deviation of
  * at most a quarter of the mean, or of at most tolerance_ns whatever the mean
- * (the pool's rhythm passes its wake cost; see rhythm_window). */
+ * (the pool's rhythm passes its wake cost where its busy periods oversubscribe
+ * the CPUs, 0 elsewhere; see rhythm_window). */
 static bool window(uint32_t gaps, uint64_t gap_ns, uint64_t gap_dev_ns, uint64_t wake_cost_ns,
                    uint64_t tolerance_ns, uint64_t start, uint64_t *lo, uint64_t *hi) {
     bool regular = gap_dev_ns * 4 <= gap_ns || gap_dev_ns <= tolerance_ns;
@@ -209,6 +210,14 @@ static bool pool_wider_than(weft__sleep *s, unsigned workers) {
     return atomic_load_explicit(&s->rhythm.width, memory_order_relaxed) > workers;
 }
 
+/* Do the pool's busy periods engage more workers than it has CPUs? Then each
+ * wakes more workers than can run, and a sleep saves nothing: the implicit
+ * phase and the wake-cost tolerance apply (pool_rhythm_retains,
+ * rhythm_window). */
+static bool busy_periods_oversubscribe(weft__sleep *s) {
+    return pool_wider_than(s, s->cpus * WEFT_RHYTHM_WIDTH_ONE);
+}
+
 unsigned weft__leave_pool_width(weft__sleep *s) {
     uint32_t w = atomic_load_explicit(&s->rhythm.width, memory_order_relaxed);
     return (w + WEFT_RHYTHM_WIDTH_ONE - 1) / WEFT_RHYTHM_WIDTH_ONE;
@@ -242,14 +251,14 @@ void weft__leave_pool_arrival(weft__sleep *s) {
  * again (8 workers on 2 CPUs: 12-32 us, deviations 11-65 us, against wake
  * costs of 50-150 us), which the quarter-of-the-mean rule rejected, so the
  * workers over the searcher cap slept through every one of them (bench/:
- * loops 1.16x slower with the cap; 1.01x with this). Narrower pools keep the
+ * loops 1.16x slower with the cap; 0.99-1.05x with this). Narrower pools keep the
  * strict rule: there a trusted rhythm costs CPU (one job every 100 +- 60 us
  * on 8 workers: 1.1-2.0 times the CPU of the strict rule). */
 static bool rhythm_window(weft__sleep *s, unsigned index, uint64_t quiet, uint64_t *lo,
                           uint64_t *hi) {
     const weft__rhythm *r = &s->rhythm;
     uint64_t cost = s->slots[index].leave.wake_cost_ns;
-    uint64_t tolerance = pool_wider_than(s, s->cpus * WEFT_RHYTHM_WIDTH_ONE) ? cost : 0;
+    uint64_t tolerance = busy_periods_oversubscribe(s) ? cost : 0;
     /* Relaxed: hints; a torn mix of two updates only skews one prediction. */
     return window(atomic_load_explicit(&r->gaps, memory_order_relaxed),
                   atomic_load_explicit(&r->gap_ns, memory_order_relaxed),
@@ -294,7 +303,7 @@ bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now) {
  * a time: five times FAST's CPU, see the pool's rhythm above); there the
  * prediction above wakes them instead. */
 static bool pool_rhythm_retains(weft__sleep *s, const weft__idle *idle, uint64_t now) {
-    if (!pool_wider_than(s, s->cpus * WEFT_RHYTHM_WIDTH_ONE))
+    if (!busy_periods_oversubscribe(s))
         return false;
     uint64_t quiet = atomic_load_explicit(&s->rhythm.quiet_ns, memory_order_relaxed);
     uint64_t lo, hi;

@@ -612,7 +612,9 @@ TEST(implicit_phase_ends_when_the_rhythm_stops) {
     CHECK_EQ(atomic_load(&ran), ROUNDS);
     CHECK_EQ(atomic_load(&pool->sleep.rhythm.gaps), 4); /* the pool's gaps were learnt */
     wait_all_asleep(pool); /* a search that outlived its window never sleeps */
-    /* Back-to-back loops: quiet periods trusted by the wake-cost tolerance. */
+    /* Back-to-back loops: the short quiet periods the wake-cost tolerance is
+     * for (whether it trusts them here depends on the scheduler; the end
+     * state must not). */
     static _Atomic int visits[256];
     for (int i = 0; i < ROUNDS; i++)
         weft_for(pool, 0, 256, 1, visit_range, visits);
