@@ -131,6 +131,8 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned
     atomic_init(&s->rhythm.gap_ns, 0);
     atomic_init(&s->rhythm.gap_dev_ns, 0);
     atomic_init(&s->rhythm.gaps, 0);
+    atomic_init(&s->rhythm.joined, 0);
+    atomic_init(&s->rhythm.width, 0);
     return 0;
 }
 
