@@ -53,12 +53,14 @@ typedef struct weft_pool weft_pool;
 
 /* What an idle worker does when it finds no work.
  *  WEFT_LEAVE_AUTOMATIC: adaptive, with nothing to tune: each worker measures
- *    what a sleep/wake round trip costs it and how long its idle periods last,
- *    and keeps searching (for at most one wake-up's cost) only while work
- *    usually comes back sooner than that; otherwise it sleeps at once. Idle
- *    periods that recur regularly and last at most a few wake-ups (the serial
- *    code between parallel loops) are predicted: the worker sleeps until just
- *    before work usually returns, then searches; in pools larger than the
+ *    the CPU a sleep/wake round trip costs (its own and its waker's, sampled
+ *    from the thread CPU clock) and how long its idle periods last, and keeps
+ *    searching (for at most that much CPU) only while work usually comes back
+ *    sooner than that; otherwise it sleeps at once. Idle periods that recur
+ *    regularly and last at most a few wake-ups (the serial code between
+ *    parallel loops) are predicted, when the search their spread asks for
+ *    costs no more than a sleep: the worker sleeps until just before work
+ *    usually returns, then searches; in pools larger than the
  *    machine, where no worker's own gaps are regular, the pool's quiet periods
  *    (until the next weft_run from outside) are predicted instead, when the
  *    work that ends them engages more than one worker; while they are regular

@@ -4,20 +4,22 @@
  *    "no spinning"; seed 004's fast leave).
  *  - WEFT_LEAVE_AUTOMATIC: adaptive, with nothing to tune. Searching costs CPU
  *    for as long as it lasts; sleeping costs a wake-up later. That is the
- *    ski-rental problem: with C the cost of a sleep/wake round trip, searching
- *    for C and then sleeping never costs more than twice the best choice made
- *    in hindsight. Each worker measures C itself (the time from its waker's
- *    wake-up call to it running again: what a job waits when it has to wake a
- *    sleeper) and keeps a moving average of how often its idle periods ended
- *    within C (the hit rate). It searches for up to C while most idle periods
- *    end within C; when they mostly last longer, searching for C would be
- *    wasted, and it sleeps at once. So short gaps (work forked by a running
- *    job, a burst of small jobs) are caught without a wake-up, and long gaps
- *    (sporadic jobs, idle periods between frames) cost no CPU. Regular
- *    gaps are predicted, per worker and for the whole pool; a pool whose busy
- *    periods engage more workers than it has CPUs and whose quiet periods
- *    are regular and short keeps its workers searching as a phase would (see
- *    "The pool's rhythm" below).
+ *    ski-rental problem: with B the CPU a sleep/wake round trip costs,
+ *    searching for B and then sleeping never costs more than twice the best
+ *    choice made in hindsight. Each worker measures B itself (search_budget:
+ *    the CPU its sampled sleeps cost it and their wake calls cost its wakers)
+ *    and keeps a moving average of how often its idle periods ended within B
+ *    (the hit rate). It searches for up to B while most idle periods end
+ *    within B; when they mostly last longer, searching would be wasted, and
+ *    it sleeps at once. It also measures C, the wake-up's latency (from its
+ *    waker's call to it running again: what a job waits when it has to wake
+ *    a sleeper), which sizes the prediction below. So short gaps (work
+ *    forked by a running job, a burst of small jobs) are caught without a
+ *    wake-up, and long gaps (sporadic jobs, idle periods between frames) cost
+ *    no CPU. Regular gaps are predicted, per worker and for the whole pool;
+ *    a pool whose busy periods engage more workers than it has CPUs and
+ *    whose quiet periods are regular and short keeps its workers searching
+ *    as a phase would (see "The pool's rhythm" below).
  *  - A parallel phase (phase.c) overrides both: idle workers keep searching
  *    with back-off for up to WEFT_PHASE_RETAIN_NS. A one-time fast leave (the
  *    last phase ended with fast_leave) makes them sleep at once until new work
@@ -38,15 +40,21 @@
 #include "phase.h"
 #include "sleep.h"
 
-/* Bounds on the measured wake cost: a clock glitch or a preempted waker must
- * not make a worker search for milliseconds, nor a lucky fast wake-up turn
- * searching off. */
+/* Bounds on the measured wake costs (latency and CPU): a clock glitch or a
+ * preempted waker must not make a worker search for milliseconds, nor a lucky
+ * fast wake-up turn searching off. */
 #define WAKE_COST_MIN_NS     1000
 #define WAKE_COST_MAX_NS     200000
 #define WAKE_COST_INITIAL_NS 20000 /* typical here until measured */
-#define HIT_ONE              256   /* hit_rate fixed point */
-#define EWMA_SHIFT           3     /* moving averages weigh the last ~8 events */
-#define SPIN_ROUNDS          6     /* back-off: 1, 2, ..., 32 pauses, then yield */
+/* One sleep in SLEEP_SAMPLE has its CPU cost measured: two reads of the
+ * thread's CPU clock on each side, system calls of about 1.3 us on the VM of
+ * bench/, against a round trip whose medians measured 10-25 us there (8
+ * workers, sporadic jobs: sleeper 4-14 us, wake call 5-9 us). */
+#define SLEEP_SAMPLE 8
+#define MEDIAN_SHIFT 3   /* running medians step by 1/8 of themselves */
+#define HIT_ONE      256 /* hit_rate fixed point */
+#define EWMA_SHIFT   3   /* moving averages weigh the last ~8 events */
+#define SPIN_ROUNDS  6   /* back-off: 1, 2, ..., 32 pauses, then yield */
 /* Prediction: trusted after GAPS_TRUSTED long idle periods, if their mean
  * deviation is at most a quarter of their mean (regular, not sporadic), and if
  * a wake-up is a visible part of them: gaps of at most PREDICT_MAX_WAKES wake
@@ -73,6 +81,9 @@ _Atomic uint64_t weft__leave_debug_wake_after_ns;
 
 void weft__leave_init(weft__leave *lv) {
     lv->wake_cost_ns = WAKE_COST_INITIAL_NS;
+    lv->sleep_cpu_ns = 0;
+    lv->sleeps = 0;
+    lv->sampled = false;
     lv->hit_rate = HIT_ONE; /* start optimistic: search a little */
     lv->woken_at_ns = 0;
     lv->gap_ns = lv->gap_dev_ns = 0;
@@ -96,6 +107,55 @@ void weft__leave_record_wake(weft__leave *lv, uint64_t now) {
         ewma(&lv->wake_cost_ns, clamp_wake_cost(now - at));
 }
 
+bool weft__leave_sample_sleep(weft__leave *lv) {
+    lv->sampled = lv->sleeps++ % SLEEP_SAMPLE == 0; /* the first, then one in SLEEP_SAMPLE */
+    return lv->sampled;
+}
+
+/* A running median: *est steps 1/2^MEDIAN_SHIFT of itself towards each
+ * sample, so it settles where half the samples lie either side. CPU costs
+ * have heavy tails (an interrupt taken while the sleeper was in the kernel
+ * is charged to it: samples of 5 us and of 75 us side by side), which a mean
+ * follows and a median ignores. It starts from the least cost, not from the
+ * first sample: an estimate too low makes workers sleep sooner, so samples
+ * come and correct it (from 1 us to 5 us in 14); one too high (the first sleep
+ * of a fresh thread is a slow one) would keep them searching, and unsampled,
+ * for good. */
+static void running_median(uint64_t *est, uint64_t sample) {
+    uint64_t step = *est >> MEDIAN_SHIFT;
+    if (*est == 0)
+        *est = WAKE_COST_MIN_NS;
+    else if (sample > *est)
+        *est += step;
+    else if (sample < *est)
+        *est -= step;
+}
+
+void weft__leave_record_sleep_cpu(weft__leave *lv, uint64_t ns) {
+    running_median(&lv->sleep_cpu_ns, clamp_wake_cost(ns));
+}
+
+void weft__leave_record_wake_call(weft__sleep *s, uint64_t ns) {
+    /* Relaxed: a hint; two wakers racing lose one sample. */
+    uint64_t est = atomic_load_explicit(&s->wake_call_cpu_ns, memory_order_relaxed);
+    running_median(&est, clamp_wake_cost(ns));
+    atomic_store_explicit(&s->wake_call_cpu_ns, est, memory_order_relaxed);
+}
+
+/* How long an idle worker searches before it sleeps: the CPU a sleep/wake
+ * round trip costs, its own share (sleep_cpu_ns) and its waker's
+ * (wake_call_cpu_ns). That is the ski rental's price of buying: searching
+ * longer could cost more CPU than the sleep it avoids. Until both are
+ * measured (or where the OS keeps no thread CPU clock), the wake-up's latency
+ * stands in. */
+static uint64_t search_budget(weft__sleep *s, const weft__leave *lv) {
+    /* Relaxed: a hint (weft__leave_record_wake_call). */
+    uint64_t call = atomic_load_explicit(&s->wake_call_cpu_ns, memory_order_relaxed);
+    if (lv->sleep_cpu_ns == 0 || call == 0)
+        return lv->wake_cost_ns;
+    return clamp_wake_cost(lv->sleep_cpu_ns + call);
+}
+
 void weft__leave_record_timed_wake(weft__leave *lv, uint64_t deadline, uint64_t now) {
     ewma(&lv->late_ns, clamp_wake_cost(now > deadline ? now - deadline : 0));
 }
@@ -115,8 +175,9 @@ static void record_gap(uint32_t *gaps, uint64_t *gap_ns, uint64_t *gap_dev_ns, u
         (*gaps)++;
 }
 
-void weft__leave_record_idle(weft__leave *lv, uint64_t ns) {
-    int32_t hit = ns <= lv->wake_cost_ns ? HIT_ONE : 0;
+void weft__leave_record_idle(weft__sleep *s, unsigned index, uint64_t ns) {
+    weft__leave *lv = &s->slots[index].leave;
+    int32_t hit = ns <= search_budget(s, lv) ? HIT_ONE : 0;
     lv->hit_rate += (hit - (int32_t)lv->hit_rate) / (1 << EWMA_SHIFT);
     if (!hit)
         record_gap(&lv->gaps, &lv->gap_ns, &lv->gap_dev_ns, ns);
@@ -143,9 +204,17 @@ static bool window(uint32_t gaps, uint64_t gap_ns, uint64_t gap_dev_ns, uint64_t
 /* This worker's own window for the idle period that began at idle_ns. No
  * tolerance: a worker's own short gaps are what its search already bridges
  * (the hit rate), and a looser rule would make it search through the gaps of
- * sporadic work, whose CPU the prediction must not raise. */
-static bool predicted_window(const weft__leave *lv, uint64_t idle_ns, uint64_t *lo, uint64_t *hi) {
-    return window(lv->gaps, lv->gap_ns, lv->gap_dev_ns, lv->wake_cost_ns, 0, idle_ns, lo, hi);
+ * sporadic work, whose CPU the prediction must not raise. For the same reason
+ * a window is followed only if the search it asks for, from the timed wake-up
+ * (lo, less the usual lateness) to the mean arrival, fits the search budget:
+ * the timer's wake-up costs what a waker's would, so the prediction then
+ * costs at most one budget more than sleeping until woken. Jobs a timer-driven
+ * thread submits every 100 us (deviations of 15-25 us) asked for 30-50 us of
+ * search a gap: 1.4-1.6 times FAST's CPU. */
+static bool predicted_window(weft__sleep *s, const weft__leave *lv, uint64_t idle_ns, uint64_t *lo,
+                             uint64_t *hi) {
+    return WINDOW_DEVS * lv->gap_dev_ns + lv->late_ns <= search_budget(s, lv) &&
+           window(lv->gaps, lv->gap_ns, lv->gap_dev_ns, lv->wake_cost_ns, 0, idle_ns, lo, hi);
 }
 
 /* ---- The pool's rhythm ---------------------------------------------------
@@ -330,7 +399,7 @@ uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t no
     if (WEFT_UNLIKELY(forced != 0))
         return now + forced;
     uint64_t lo, hi;
-    if (!(idle->idle_ns && predicted_window(lv, idle->idle_ns, &lo, &hi)) &&
+    if (!(idle->idle_ns && predicted_window(s, lv, idle->idle_ns, &lo, &hi)) &&
         !pool_window(s, idle->index, &lo, &hi))
         return 0;
     /* Be running when the window opens: wake early by the usual lateness. */
@@ -342,7 +411,7 @@ uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t no
 static bool work_due(weft__sleep *s, const weft__idle *idle, uint64_t now) {
     const weft__leave *lv = &s->slots[idle->index].leave;
     uint64_t lo, hi;
-    if (idle->idle_ns && predicted_window(lv, idle->idle_ns, &lo, &hi))
+    if (idle->idle_ns && predicted_window(s, lv, idle->idle_ns, &lo, &hi))
         return now + lv->late_ns >= lo && now < hi;
     return weft__leave_pool_due(s, idle->index, now);
 }
@@ -378,7 +447,7 @@ bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t
         return true;
     const weft__leave *lv = &s->slots[idle->index].leave;
     return !over_searcher_cap(s) && lv->hit_rate >= HIT_ONE / 2 &&
-           now - idle->search_ns < lv->wake_cost_ns;
+           now - idle->search_ns < search_budget(s, lv);
 }
 
 void weft__leave_backoff(weft__idle *idle) {

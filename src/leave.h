@@ -11,12 +11,18 @@
 /* One worker's history, for the adaptive (automatic) policy. */
 typedef struct weft__leave {
     uint64_t wake_cost_ns; /* O: moving average of wake-up to running */
+    uint64_t sleep_cpu_ns; /* O: moving average of the CPU a sampled sleep cost this
+                              worker (its wait's system call, both context
+                              switches); 0: none measured */
+    uint32_t sleeps;       /* O: sleeps so far, to sample one in SLEEP_SAMPLE */
+    bool sampled;          /* L (slot lock): this sleep is sampled, so its waker
+                              measures its wake call too */
     uint32_t hit_rate;     /* O: moving average, out of 256, of idle periods that
-                              ended within wake_cost_ns */
+                              ended within the search budget (leave.c) */
     uint64_t woken_at_ns;  /* L (slot lock): when the waker woke this worker; 0: not
                               since the last record */
     /* Prediction of the idle periods a search does not bridge (leave.c). */
-    uint64_t gap_ns;     /* O: moving average of idle periods longer than wake_cost_ns */
+    uint64_t gap_ns;     /* O: moving average of idle periods longer than the budget */
     uint64_t gap_dev_ns; /* O: moving average of their distance from gap_ns */
     uint32_t gaps;       /* O: how many were seen, saturating */
     uint64_t late_ns;    /* O: moving average of how late a timed wake-up ran */
@@ -60,8 +66,15 @@ WEFT_HIDDEN void weft__leave_init(weft__leave *lv);
 WEFT_HIDDEN void weft__leave_record_wake(weft__leave *lv, uint64_t now);
 /* The worker ran again after a timed wait for deadline ran out (owner). */
 WEFT_HIDDEN void weft__leave_record_timed_wake(weft__leave *lv, uint64_t deadline, uint64_t now);
-/* An idle period of `ns` ended with work found (owner). */
-WEFT_HIDDEN void weft__leave_record_idle(weft__leave *lv, uint64_t ns);
+/* An idle period of worker `index` lasting `ns` ended with work found (owner). */
+WEFT_HIDDEN void weft__leave_record_idle(weft__sleep *s, unsigned index, uint64_t ns);
+/* Worker's next sleep: is it sampled for its CPU cost? Sets lv->sampled
+ * (owner, under the slot lock). */
+WEFT_HIDDEN bool weft__leave_sample_sleep(weft__leave *lv);
+/* A sampled sleep cost the sleeper `ns` of CPU (owner). */
+WEFT_HIDDEN void weft__leave_record_sleep_cpu(weft__leave *lv, uint64_t ns);
+/* A sampled wake call cost its waker `ns` of CPU (any thread). */
+WEFT_HIDDEN void weft__leave_record_wake_call(weft__sleep *s, uint64_t ns);
 /* Should this worker search again rather than get sleepy? (owner) */
 WEFT_HIDDEN bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t now);
 /* When a worker about to sleep should wake up by itself because work is

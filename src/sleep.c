@@ -133,6 +133,7 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned
     atomic_init(&s->rhythm.gaps, 0);
     atomic_init(&s->rhythm.joined, 0);
     atomic_init(&s->rhythm.width, 0);
+    atomic_init(&s->wake_call_cpu_ns, 0);
     return 0;
 }
 
@@ -183,6 +184,16 @@ static void mark_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
         uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
 }
 
+/* The futex call that wakes a sleeper marked AWAKE. If its sleep is sampled
+ * (leave.c: the CPU a sleep/wake round trip costs), measure the waker's share,
+ * this call: the system call and the wake-up's scheduling dominate it. */
+static void wake_call(weft__sleep *s, weft__sleep_slot *slot, bool sampled) {
+    uint64_t cpu = sampled ? weft__os_thread_cpu_ns() : 0;
+    weft__os_wake_one(&slot->word);
+    if (cpu)
+        weft__leave_record_wake_call(s, weft__os_thread_cpu_ns() - cpu);
+}
+
 /* Wake worker i if it is asleep. `hinted`: the caller read the counters
  * (seq-cst, so acquire) after i was counted, so i's DROWSY store (made before
  * its counting CAS) is visible and an AWAKE word means there is nothing to do
@@ -194,6 +205,7 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     pthread_mutex_lock(&slot->lock);
     /* Relaxed: the sleeper writes ASLEEP under this lock. */
     bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP;
+    bool sampled = woke && slot->leave.sampled;
     if (woke) {
         slot->leave.woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
         if (WEFT_UNLIKELY(atomic_load_explicit(&s->pool->trace.on, memory_order_relaxed)))
@@ -202,7 +214,7 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     }
     pthread_mutex_unlock(&slot->lock);
     if (woke)
-        weft__os_wake_one(&slot->word);
+        wake_call(s, slot, sampled);
     return woke;
 }
 
@@ -317,13 +329,17 @@ static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint6
 static bool block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     const _Atomic bool *tracing = &s->pool->trace.on;
     slot->flow = 0;
+    bool sampled = weft__leave_sample_sleep(&slot->leave); /* under the lock: wakers read it */
     /* Relaxed: under the lock; a waker reads it under the same lock. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     uint64_t slept_at = stats_before_sleep(idle);
     uint64_t deadline = weft__leave_wake_at(s, idle, slept_at); /* owner-only state */
     weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
+    uint64_t cpu = sampled ? weft__os_thread_cpu_ns() : 0;
     bool timed_out = wait_awake(s, slot, idle->index, deadline);
+    if (cpu)
+        weft__leave_record_sleep_cpu(&slot->leave, weft__os_thread_cpu_ns() - cpu);
     stats_after_sleep(idle, slept_at);
     if (timed_out) {
         weft__stat_add(&idle->stats->early_wakeups, 1);
@@ -527,13 +543,12 @@ static bool leave_searching(weft__sleep *s) {
 }
 
 void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
-    weft__leave *lv = &s->slots[idle->index].leave;
     if (idle->search_ns) {
         uint64_t now = weft__now_ns();
         stats_search_end(idle, now);
-        weft__leave_record_idle(lv, now - idle->idle_ns);
+        weft__leave_record_idle(s, idle->index, now - idle->idle_ns);
     } else {
-        weft__leave_record_idle(lv, 0);
+        weft__leave_record_idle(s, idle->index, 0);
     }
     idle->stats->woken_without_job = false;
     if (s->wake_all) {

@@ -46,6 +46,8 @@ typedef struct weft__sleep {
     weft_pool *pool;                                 /* I: for the final injector check */
     weft__phase phase;                               /* parallel phases (phase.c) */
     alignas(WEFT_CACHELINE) weft__rhythm rhythm;     /* the pool's idle periods (leave.c) */
+    _Atomic uint64_t wake_call_cpu_ns; /* moving average of a waker's CPU across a sampled
+                                          wake call; 0: none measured (leave.c) */
 } weft__sleep;
 
 /* A worker's search state, local to one search loop. */

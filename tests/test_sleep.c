@@ -348,12 +348,23 @@ TEST(destroy_finishes_queued_work) {
 static void predictor(weft__sleep *s, bool leave_fast) {
     CHECK_EQ(weft__sleep_init(s, NULL, 2, 2, false, leave_fast), 0);
     s->slots[0].leave.wake_cost_ns = 20000; /* a wake-up costs 20 us */
+    s->slots[0].leave.late_ns = 2000;       /* timed wake-ups run 2 us late */
 }
 
-/* Feed worker 0 eight idle periods of base +- jitter ns. */
+/* Measured CPU costs of `ns` for a sleep and for its wake call (running
+ * medians: many samples). */
+static void learn_sleep_cpu(weft__sleep *s, uint64_t ns) {
+    for (int i = 0; i < 128; i++) {
+        weft__leave_record_sleep_cpu(&s->slots[0].leave, ns);
+        weft__leave_record_wake_call(s, ns);
+    }
+}
+
+/* Feed worker 0 32 idle periods of base +- jitter ns (the mean deviation
+ * starts at half the first one and takes that long to settle). */
 static void learn_gaps(weft__sleep *s, uint64_t base, uint64_t jitter) {
-    for (int i = 0; i < 8; i++)
-        weft__leave_record_idle(&s->slots[0].leave, i % 2 ? base + jitter : base - jitter);
+    for (int i = 0; i < 32; i++)
+        weft__leave_record_idle(s, 0, i % 2 ? base + jitter : base - jitter);
 }
 
 TEST(regular_gaps_are_predicted) {
@@ -388,6 +399,47 @@ TEST(irregular_or_long_gaps_are_not_predicted) {
     learn_gaps(&s, 200000, 5000);
     CHECK_EQ(weft__leave_wake_at(&s, &idle, idle.idle_ns + 1000), 0);
     weft__sleep_destroy(&s);
+}
+
+/* The search budget is the CPU a sleep/wake round trip costs, once measured:
+ * the sleeper's share and its waker's, each a running median of samples whose
+ * tails (an interrupt charged to a thread in the kernel) a mean would follow.
+ * Idle periods count as hits only if they end within that budget. */
+TEST(search_budget_is_the_cpu_cost_of_a_sleep) {
+    weft__sleep s;
+    predictor(&s, false); /* a wake-up takes 20 us to run */
+    weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
+    uint64_t t0 = idle.search_ns;
+    s.slots[0].leave.hit_rate = 256;
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 15000)); /* unmeasured: the latency */
+    for (int i = 0; i < 128; i++) { /* one sample in four hit by an interrupt */
+        weft__leave_record_sleep_cpu(&s.slots[0].leave, i % 4 ? 4000 : 150000);
+        weft__leave_record_wake_call(&s, i % 4 ? 4000 : 150000);
+    }
+    CHECK(weft__leave_keep_searching(&s, &idle, t0 + 5000));
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 15000)); /* a mean would be ~75 us */
+    for (int i = 0; i < 16; i++) /* periods within the latency, not within the budget */
+        weft__leave_record_idle(&s, 0, 12000);
+    CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 1000));
+    weft__sleep_destroy(&s);
+}
+
+/* A window is followed only if the search it asks for (from the timed
+ * wake-up, early by the usual lateness, to the mean arrival: here 2 + 2 * 5
+ * us) fits the search budget: the timer's wake-up costs a sleep anyway. */
+TEST(prediction_needs_a_search_within_the_budget) {
+    const uint64_t halves[2] = {10000, 3000}; /* budgets of 20 us, and of 6 us */
+    weft__idle idle = {.index = 0, .idle_ns = 1000000, .search_ns = 1000000};
+    for (int b = 0; b < 2; b++) {
+        weft__sleep s;
+        predictor(&s, false);
+        learn_gaps(&s, 200000, 5000);
+        learn_sleep_cpu(&s, halves[b]);
+        bool fits = b == 0;
+        CHECK_EQ(weft__leave_wake_at(&s, &idle, idle.idle_ns + 1000) != 0, fits);
+        CHECK_EQ(weft__leave_keep_searching(&s, &idle, idle.idle_ns + 200000), fits);
+        weft__sleep_destroy(&s);
+    }
 }
 
 /* A worker over the searcher cap sleeps at once, unless work is predicted
