@@ -177,7 +177,8 @@ static void record_gap(uint32_t *gaps, uint64_t *gap_ns, uint64_t *gap_dev_ns, u
 
 void weft__leave_record_idle(weft__sleep *s, unsigned index, uint64_t ns) {
     weft__leave *lv = &s->slots[index].leave;
-    int32_t hit = ns <= search_budget(s, lv) ? HIT_ONE : 0;
+    /* ns == 0: work found at once (every steal after a job), no budget read. */
+    int32_t hit = ns == 0 || ns <= search_budget(s, lv) ? HIT_ONE : 0;
     lv->hit_rate += (hit - (int32_t)lv->hit_rate) / (1 << EWMA_SHIFT);
     if (!hit)
         record_gap(&lv->gaps, &lv->gap_ns, &lv->gap_dev_ns, ns);
