@@ -209,9 +209,9 @@ static bool window(uint32_t gaps, uint64_t gap_ns, uint64_t gap_dev_ns, uint64_t
  * a window is followed only if the search it asks for, from the timed wake-up
  * (lo, less the usual lateness) to the mean arrival, fits the search budget:
  * the timer's wake-up costs what a waker's would, so the prediction then
- * costs at most one budget more than sleeping until woken. Jobs a timer-driven
- * thread submits every 100 us (deviations of 15-25 us) asked for 30-50 us of
- * search a gap: 1.4-1.6 times FAST's CPU. */
+ * costs at most one budget more than sleeping until woken. Without this, jobs
+ * a timer-driven thread submits every 100 us cost 1.4-1.6 times FAST's CPU
+ * (22-34 us more a job), most of it searching through such windows. */
 static bool predicted_window(weft__sleep *s, const weft__leave *lv, uint64_t idle_ns, uint64_t *lo,
                              uint64_t *hi) {
     return WINDOW_DEVS * lv->gap_dev_ns + lv->late_ns <= search_budget(s, lv) &&

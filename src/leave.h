@@ -11,7 +11,7 @@
 /* One worker's history, for the adaptive (automatic) policy. */
 typedef struct weft__leave {
     uint64_t wake_cost_ns; /* O: moving average of wake-up to running */
-    uint64_t sleep_cpu_ns; /* O: moving average of the CPU a sampled sleep cost this
+    uint64_t sleep_cpu_ns; /* O: running median of the CPU a sampled sleep cost this
                               worker (its wait's system call, both context
                               switches); 0: none measured */
     uint32_t sleeps;       /* O: sleeps so far, to sample one in SLEEP_SAMPLE */
