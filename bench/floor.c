@@ -1,5 +1,6 @@
-/* floor.c: the floors under two of issue 2's targets, measured the way the
- * driver measures the targets themselves (bench/driver.c), with no scheduler:
+/* floor.c: the floors under issue 2's and issue 4's targets, measured the
+ * way the driver measures the targets themselves (bench/driver.c), with no
+ * scheduler:
  *
  *  - sporadic: the submitter's loop (sleep until the next 500 us deadline,
  *    then one 20 us job) with the job run inline, so the CPU per wall second
@@ -9,10 +10,23 @@
  *    frames on the stack, both halves called through function pointers from a
  *    join the compiler cannot inline (a library call). T1/Ts of this is what
  *    a scheduler with a free join would measure against bench's serial fib.
+ *  - wake (Linux): what the machine charges any pool whose workers sleep.
+ *    The latency of a condition-variable wake-up (waker's signal to wakee
+ *    running) of a thread blocked on the other CPU, after that CPU idled for
+ *    50 us, 500 us or 5 ms while the waker spun (the serial gap of the burst
+ *    workloads); and the placement of a chain: a thread that blocks right
+ *    after waking A (as weft_run's caller does), A waking B, both then
+ *    spinning 100 us: how often A and B share a CPU while the other one idles,
+ *    and how long the pair takes. No scheduler can start a sleeping pool's
+ *    work faster than the first, nor spread it better than the second.
  *
  * Prints one JSON object per line. Not part of run.sh's tables (it is not a
  * peer); `build/bench/bench/floor_bench` runs it. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* sched_getcpu, pthread_setaffinity_np (Linux) */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -87,6 +101,160 @@ static long fib_serial(int n) {
     return fib_rec(n);
 }
 
+#ifdef __linux__
+/* ---- wake: blocked threads, woken ------------------------------------- */
+
+#define WAKES      200
+#define CHAIN_WORK (100 * US)
+
+/* Where the chain's threads report that their work is done. */
+typedef struct done_box {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    unsigned count; /* under lock */
+} done_box;
+
+/* A thread blocked on a condition variable until its counter moves. */
+typedef struct sleeper {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    unsigned seq;         /* under lock: wake-ups posted */
+    uint64_t posted_ns;   /* under lock: when the last one was */
+    atomic_uint done;     /* wake-ups the sleeper has handled */
+    atomic_int cpu;       /* where it ran after the last one */
+    uint64_t latency_ns;  /* the last one's latency (read after done) */
+    struct sleeper *next; /* the chain: woken by this one, or NULL */
+    uint64_t work_ns;     /* spun after each wake-up */
+    done_box *box;        /* told when that is done, or NULL */
+} sleeper;
+
+static void sleeper_init(sleeper *t, sleeper *next, uint64_t work_ns, done_box *box) {
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->cond, NULL);
+    t->seq = 0;
+    t->posted_ns = 0;
+    atomic_init(&t->done, 0);
+    atomic_init(&t->cpu, -1);
+    t->latency_ns = 0;
+    t->next = next;
+    t->work_ns = work_ns;
+    t->box = box;
+}
+
+static void sleeper_post(sleeper *t) {
+    pthread_mutex_lock(&t->lock);
+    t->seq++;
+    t->posted_ns = bench_now_ns();
+    pthread_cond_signal(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Wait for wake-up `seq` (0: none, the stop signal). */
+static void *sleeper_main(void *arg) {
+    sleeper *t = arg;
+    for (unsigned seen = 0;; seen++) {
+        pthread_mutex_lock(&t->lock);
+        while (t->seq == seen)
+            pthread_cond_wait(&t->cond, &t->lock);
+        t->latency_ns = bench_now_ns() - t->posted_ns;
+        bool stop = t->seq == UINT32_MAX;
+        pthread_mutex_unlock(&t->lock);
+        if (stop)
+            return NULL;
+        atomic_store(&t->cpu, sched_getcpu());
+        if (t->next)
+            sleeper_post(t->next);
+        bench_spin_ns(t->work_ns);
+        atomic_store(&t->done, seen + 1); /* seq-cst: publishes latency_ns */
+        if (t->box) {
+            pthread_mutex_lock(&t->box->lock);
+            t->box->count++;
+            pthread_cond_signal(&t->box->cond);
+            pthread_mutex_unlock(&t->box->lock);
+        }
+    }
+}
+
+static void sleeper_stop(sleeper *t, pthread_t th) {
+    pthread_mutex_lock(&t->lock);
+    t->seq = UINT32_MAX;
+    pthread_cond_signal(&t->cond);
+    pthread_mutex_unlock(&t->lock);
+    pthread_join(th, NULL);
+}
+
+static void pin(pthread_t th, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(th, sizeof set, &set); /* best effort: a floor, not a test */
+}
+
+/* Median latency, us, of WAKES wake-ups of a thread on CPU 1 by this thread
+ * spinning on CPU 0 for gap_ns before each. */
+static double wake_latency_us(uint64_t gap_ns) {
+    sleeper t;
+    sleeper_init(&t, NULL, 0, NULL);
+    pthread_t th;
+    pthread_create(&th, NULL, sleeper_main, &t);
+    pin(th, 1);
+    pin(pthread_self(), 0);
+    double lat[WAKES];
+    for (unsigned i = 0; i < WAKES; i++) {
+        bench_spin_ns(gap_ns);
+        sleeper_post(&t);
+        while (atomic_load(&t.done) != i + 1)
+            ;
+        lat[i] = 1e-3 * (double)t.latency_ns;
+    }
+    sleeper_stop(&t, th);
+    bench_sort_doubles(lat, WAKES);
+    return lat[WAKES / 2];
+}
+
+/* The chain after 5 ms gaps, unpinned but for this thread (CPU 0): the share
+ * of rounds in which A and B ran on one CPU, and the median time from waking
+ * A to both done. */
+static void wake_chain(double *shared, double *pair_us) {
+    done_box box = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    sleeper a, b;
+    sleeper_init(&b, NULL, CHAIN_WORK, &box);
+    sleeper_init(&a, &b, CHAIN_WORK, &box);
+    pthread_t ta, tb;
+    pthread_create(&tb, NULL, sleeper_main, &b);
+    pthread_create(&ta, NULL, sleeper_main, &a);
+    pin(pthread_self(), 0);
+    double t[WAKES];
+    unsigned same = 0;
+    for (unsigned i = 0; i < WAKES; i++) {
+        bench_spin_ns(5000 * US);
+        uint64_t t0 = bench_now_ns();
+        sleeper_post(&a);
+        pthread_mutex_lock(&box.lock); /* blocks, as weft_run's caller does */
+        while (box.count != 2 * (i + 1))
+            pthread_cond_wait(&box.cond, &box.lock);
+        pthread_mutex_unlock(&box.lock);
+        t[i] = 1e-3 * (double)(bench_now_ns() - t0);
+        same += atomic_load(&a.cpu) == atomic_load(&b.cpu);
+    }
+    sleeper_stop(&a, ta);
+    sleeper_stop(&b, tb);
+    bench_sort_doubles(t, WAKES);
+    *shared = (double)same / WAKES;
+    *pair_us = t[WAKES / 2];
+}
+
+static void wake_floor(void) {
+    printf("{\"floor\":\"wake\",\"after_idle_50us_us\":%.1f,\"after_idle_500us_us\":%.1f,"
+           "\"after_idle_5ms_us\":%.1f}\n",
+           wake_latency_us(50 * US), wake_latency_us(500 * US), wake_latency_us(5000 * US));
+    double shared, pair;
+    wake_chain(&shared, &pair);
+    printf("{\"floor\":\"wake_chain\",\"work_us\":%u,\"one_cpu_share\":%.3f,\"pair_us\":%.1f}\n",
+           CHAIN_WORK / US, shared, pair);
+}
+#endif
+
 int main(void) {
     printf("{\"floor\":\"sporadic\",\"period_us\":500,\"job_us\":20,"
            "\"cpu_per_wall_inline\":%.4f,\"cpu_per_wall_no_job\":%.4f}\n",
@@ -94,5 +262,8 @@ int main(void) {
     double ts = time_fib(fib_serial), tf = time_fib(fib_free);
     printf("{\"floor\":\"fib35\",\"serial_s\":%.4f,\"free_join_s\":%.4f,\"t1_over_ts\":%.2f}\n", ts,
            tf, tf / ts);
+#ifdef __linux__
+    wake_floor();
+#endif
     return 0;
 }
