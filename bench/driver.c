@@ -14,6 +14,7 @@
 #include "bench.h"
 
 #include <errno.h>
+#include <sched.h> /* sched_getcpu (Linux) */
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -567,7 +568,18 @@ typedef struct spin_work {
     uint64_t ns;         /* each piece or job spins this long */
     atomic_ulong count;  /* pieces or jobs run, checked afterwards */
     atomic_ulong end_ns; /* latest finish time (control) */
+    atomic_ulong cpus;   /* CPUs the current burst's pieces ran on, a bit each */
 } spin_work;
+
+/* This thread's CPU as a bit of spin_work.cpus (0 where unknown). */
+static unsigned long cpu_bit(void) {
+#ifdef __linux__
+    int cpu = sched_getcpu();
+    return cpu >= 0 && cpu < (int)(8 * sizeof(unsigned long)) ? 1ul << cpu : 0;
+#else
+    return 0;
+#endif
+}
 
 static void spin_piece(size_t i, void *arg) {
     spin_work *w = arg;
@@ -579,20 +591,30 @@ static void spin_piece(size_t i, void *arg) {
                              &w->end_ns, &seen, now, memory_order_relaxed, memory_order_relaxed)) {
     }
     atomic_fetch_add_explicit(&w->count, 1, memory_order_relaxed);
+    atomic_fetch_or_explicit(&w->cpus, cpu_bit(), memory_order_relaxed);
 }
 
 static void spin_work_init(spin_work *w, uint64_t ns) {
     w->ns = ns;
     atomic_init(&w->count, 0);
     atomic_init(&w->end_ns, 0);
+    atomic_init(&w->cpus, 0);
 }
 
-/* n bursts of 64 spinning pieces, each followed by a serial busy gap. */
-static void bursts(const run_ctx *c, bench_pool *pool, unsigned n, spin_work *w, uint64_t gap) {
+/* n bursts of 64 spinning pieces, each followed by a serial busy gap.
+ * Returns how many bursts ran all their pieces on one CPU (of a machine with
+ * more): a pool whose workers slept may get them all woken onto one. */
+static unsigned bursts(const run_ctx *c, bench_pool *pool, unsigned n, spin_work *w, uint64_t gap) {
+    unsigned one_cpu = 0;
     for (unsigned i = 0; i < n; i++) {
+        atomic_store_explicit(&w->cpus, 0, memory_order_relaxed);
         c->sys->pieces(pool, BURST_PIECES, spin_piece, w);
+        /* Relaxed: pieces() returned, so every piece's write happened before. */
+        unsigned long cpus = atomic_load_explicit(&w->cpus, memory_order_relaxed);
+        one_cpu += cpus && (cpus & (cpus - 1)) == 0;
         bench_spin_ns(gap);
     }
+    return one_cpu;
 }
 
 static void burst_with_gap(const run_ctx *c, uint64_t gap_ns, unsigned iters) {
@@ -603,7 +625,7 @@ static void burst_with_gap(const run_ctx *c, uint64_t gap_ns, unsigned iters) {
     spin_work_init(&w, BURST_PIECE_NS);
     bursts(c, pool, 5, &w, gap_ns);
     bench_span span = bench_span_start();
-    bursts(c, pool, iters, &w, gap_ns);
+    unsigned one_cpu = bursts(c, pool, iters, &w, gap_ns);
     double wall, cpu;
     bench_span_stop(&span, &wall, &cpu);
     c->sys->destroy(pool);
@@ -612,6 +634,7 @@ static void burst_with_gap(const run_ctx *c, uint64_t gap_ns, unsigned iters) {
     emit_begin(c);
     bench_json_num("bursts", iters);
     bench_json_num("gap_us", (double)gap_ns / US);
+    bench_json_num("one_cpu_share", (double)one_cpu / iters);
     bench_json_num("wall_s", wall);
     bench_json_num("cpu_s", cpu);
     bench_json_end();
