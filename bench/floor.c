@@ -17,8 +17,9 @@
  *    workloads); and the placement of a chain: a thread that blocks right
  *    after waking A (as weft_run's caller does), A waking B, both then
  *    spinning 100 us: how often A and B share a CPU while the other one idles,
- *    and how long the pair takes. No scheduler can start a sleeping pool's
- *    work faster than the first, nor spread it better than the second.
+ *    and how long the pair takes. A pool whose workers sleep and are woken
+ *    by futex pays the first on every wake-up and gets the second's placement
+ *    (short of pinning its threads).
  *
  * Prints one JSON object per line. Not part of run.sh's tables (it is not a
  * peer); `build/bench/bench/floor_bench` runs it. */

@@ -46,7 +46,7 @@ typedef struct weft__sleep {
     weft_pool *pool;                                 /* I: for the final injector check */
     weft__phase phase;                               /* parallel phases (phase.c) */
     alignas(WEFT_CACHELINE) weft__rhythm rhythm;     /* the pool's idle periods (leave.c) */
-    _Atomic uint64_t wake_call_cpu_ns; /* moving average of a waker's CPU across a sampled
+    _Atomic uint64_t wake_call_cpu_ns; /* running median of a waker's CPU across a sampled
                                           wake call; 0: none measured (leave.c) */
 } weft__sleep;
 
