@@ -130,34 +130,52 @@ typedef struct weft_config {
                           (truncated to the OS limit); NULL: "weft" */
     weft_leave leave;  /* what idle workers do when they find no work */
     weft_wake wake;    /* sleep protocol */
-    void (*on_start)(unsigned worker, void *user); /* run first on each worker */
-    void (*on_exit)(unsigned worker, void *user);  /* run last on each worker */
-    void *user;                                    /* passed to on_start/on_exit */
+    /* Run first on each worker, once every worker thread exists; the pool
+       may be used from it (weft_pool_create waits for every on_start). */
+    void (*on_start)(unsigned worker, void *user);
+    /* Run last on each worker, while weft_pool_destroy stops it: the pool
+       takes no new detached work then (weft_spawn, follow-ups and
+       weft_broadcast answer ESHUTDOWN), but weft_run, weft_join and loops on
+       the calling worker still run. */
+    void (*on_exit)(unsigned worker, void *user);
+    void *user; /* passed to on_start/on_exit */
 } weft_config;
 
 /* Create a pool and start its workers.
  * config may be NULL (all defaults); it is not referenced after the call
  * (name is copied).
- * Any thread. Blocks only while threads are created.
+ * Any thread. Blocks while threads are created and until every worker's
+ * on_start has returned.
  * Returns 0 and sets *pool, or:
  *  EINVAL  pool is NULL; threads, or threads + contexts, above
  *          WEFT_THREADS_MAX; stack_size nonzero and below 64 KiB; leave or
  *          wake not one of the enumerators;
  *  ENOMEM  out of memory;
  *  EAGAIN  the system could not create a thread.
- * On error nothing is left behind and *pool is unchanged. */
+ * On error nothing is left behind and *pool is unchanged; no on_start or
+ * on_exit has run. */
 WEFT_API int weft_pool_create(weft_pool **pool, const weft_config *config);
 
 /* Finish every job queued or spawned in the pool (including jobs those jobs
- * spawn), stop the workers, join them and free the pool.
- * Any thread except the pool's own workers; other threads must not submit to
- * the pool concurrently with or after this call (jobs running inside the pool
- * may still spawn, and that work is finished too). Blocks.
+ * spawn, and follow-ups of events already set), stop the workers, join them
+ * and free the pool.
+ * Any thread except the pool's own workers. Other threads must not start a
+ * submission to the pool concurrently with or after this call; one that
+ * started before may still be returning (weft keeps what it touches alive),
+ * and jobs running inside the pool may still spawn: that work is finished
+ * too. Once the pool's work has drained, the pool is closed: a submission
+ * after that point (from on_exit) answers ESHUTDOWN. Blocks.
  * Memory: everything the pool's jobs wrote is visible when it returns.
- * Returns 0, or:
+ * Calling it again on a pool it destroyed is undefined.
+ * Returns 0, or (nothing destroyed, the pool works on):
  *  EINVAL   pool is NULL or the default pool (which lives until exit);
- *  EDEADLK  called from a job running in this pool: nothing is destroyed;
- *  EBUSY    a context of the pool is still acquired: nothing is destroyed. */
+ *  EDEADLK  called from a job running in this pool, or from a thread of a
+ *           pool that is doing work a job of this pool waits for (weft_run,
+ *           weft_broadcast and what goes through them, across any number of
+ *           pools): destroy would wait for its own caller;
+ *  EBUSY    a context of the pool is still acquired, or an event of the pool
+ *           that is not set holds follow-ups (weft_event_then): set or
+ *           destroy the event first. */
 WEFT_API int weft_pool_destroy(weft_pool *pool);
 
 /* The process-wide default pool: created with default settings on first use
@@ -241,10 +259,11 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * the pool's injector. weft_pool_destroy finishes it before returning.
  * Any thread (see weft_pool_destroy for the shutdown rule). Never blocks.
  * Memory: everything before the call is visible to fn.
- * Returns 0, or:
- *  EINVAL  fn is NULL;
- *  ENOMEM  out of memory (the job is not queued);
- *  EAGAIN  the default pool could not be created. */
+ * Returns 0 (the job will run), or:
+ *  EINVAL    fn is NULL;
+ *  ENOMEM    out of memory (the job is not queued);
+ *  EAGAIN    the default pool could not be created;
+ *  ESHUTDOWN weft_pool_destroy has closed the pool (from on_exit). */
 WEFT_API int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg);
 
 /* Priorities (seed 003). Every worker (and the injector) keeps a high and a
@@ -294,9 +313,12 @@ WEFT_API int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg
  * it when that job ends or waits); sleeping workers are woken. Allocates
  * nothing. Any thread; from a worker of pool the caller participates (and
  * runs its own share), elsewhere it blocks like weft_run. Memory: as
- * weft_run, for every run of fn. A NULL fn, or no default pool, does
- * nothing. */
-WEFT_API void weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg);
+ * weft_run, for every run of fn.
+ * Returns 0 (fn ran on every worker), or, with nothing run:
+ *  EINVAL    fn is NULL;
+ *  EAGAIN    the default pool could not be created;
+ *  ESHUTDOWN weft_pool_destroy is stopping the pool's workers (on_exit). */
+WEFT_API int weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg);
 
 /* ---- Contexts: threads outside the pool that take part in their own work -- */
 
@@ -398,8 +420,11 @@ WEFT_API void weft_event_wait(weft_event *event);
 
 /* Run fn(arg) in the event's pool once the event is set (queued at once if it
  * already is). Follow-ups are detached jobs of the pool: weft_pool_destroy
- * waits for them. Any thread. Returns 0, EINVAL (event or fn NULL), ENOMEM
- * (nothing queued). */
+ * waits for them; while one is queued on an event that is not set, destroy
+ * answers EBUSY. Any thread. Returns 0 (it will run once the event is set, or
+ * is discarded with an event destroyed unset), EINVAL (event or fn NULL),
+ * ENOMEM (nothing queued), ESHUTDOWN (weft_pool_destroy has closed the
+ * pool). */
 WEFT_API int weft_event_then(weft_event *event, weft_fn *fn, void *arg);
 
 /* Free the event. No thread may wait on it or use it concurrently or after.

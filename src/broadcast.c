@@ -17,6 +17,8 @@
  */
 #include "broadcast.h"
 
+#include <errno.h>
+
 #include "pool.h"
 
 struct weft__broadcast {
@@ -88,13 +90,32 @@ static void unlink_done(weft_pool *pool, weft__broadcast *d) {
     pthread_mutex_unlock(&b->lock);
 }
 
-void weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg) {
-    pool = weft__pool_resolve(pool);
-    if (!pool || !fn)
-        return;
+void weft__broadcast_run(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg) {
     weft__broadcast d = {.fn = fn, .arg = arg};
     weft__count_latch_init(&d.done, pool->threads); /* owned by the caller */
+    weft__worker *caller = weft__current_worker();
+    bool foreign = caller && caller->pool != pool;
+    weft__guest guest = {.from = foreign ? caller->pool : NULL};
+    if (foreign)
+        weft__serve_begin(pool, &guest); /* pool now works for caller's pool */
+    weft__pool_ref(pool); /* unlink_done runs after the last share: pool may be going */
     post(pool, &d);
     weft__latch_wait(&d.done.latch);
     unlink_done(pool, &d);
+    if (foreign)
+        weft__serve_end(pool, &guest);
+    weft__pool_unref(pool);
+}
+
+int weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg) {
+    if (!fn)
+        return EINVAL;
+    pool = weft__pool_resolve(pool);
+    if (!pool)
+        return EAGAIN;
+    /* Its workers are stopping (on_exit): some would never run their share. */
+    if (weft__pending_closed(&pool->pending))
+        return ESHUTDOWN;
+    weft__broadcast_run(pool, fn, arg);
+    return 0;
 }

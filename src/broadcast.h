@@ -30,6 +30,11 @@ static inline bool weft__broadcast_pending(weft__broadcasts *b, uint64_t seen) {
     return atomic_load_explicit(&b->seq, memory_order_relaxed) != seen;
 }
 
+/* weft_broadcast without its checks: pool is resolved, fn is set, and the
+ * workers may already be past their drain (weft_pool_destroy's trace stop). */
+WEFT_HIDDEN void weft__broadcast_run(struct weft_pool *pool, void (*fn)(unsigned index, void *arg),
+                                     void *arg);
+
 /* Worker only: run every broadcast newer than *seen, in order; update *seen. */
 WEFT_HIDDEN void weft__broadcast_run_pending(weft__broadcasts *b, unsigned index, uint64_t *seen);
 

@@ -9,8 +9,10 @@
  *
  * A waiter on a worker keeps running jobs of its pool until its latch is set
  * and only sleeps when there is nothing to run; an outside waiter blocks.
- * Follow-ups are heap jobs counted in the pool's pending work, so
- * weft_pool_destroy waits for them.
+ * Follow-ups are heap jobs counted in the pool's pending work (pending.h):
+ * parked while the event is unset, so that weft_pool_destroy answers EBUSY
+ * instead of waiting for a signal that may never come, and runnable from the
+ * moment it is set, so that destroy waits for them.
  *
  * The lock orders registration against setting: a waiter or follow-up added
  * under the lock either sees `set` and acts at once, or is on a list the
@@ -85,6 +87,13 @@ static void fire(weft_event *e) {
     e->waiters = NULL;
     e->followups = NULL;
     e->set = true;
+    uint32_t n = 0;
+    for (weft__heap_job *h = f; h; h = (weft__heap_job *)h->job.next)
+        n++;
+    /* Runnable before the event reads as set: whoever sees it set and then
+     * destroys the pool waits for these instead of finding them parked. */
+    if (n)
+        weft__pending_ready(&pool->pending, n);
     /* Release: pairs with weft_event_is_set's acquire; the signallers' writes
      * (acquired by our CAS) come before it. */
     atomic_store_explicit(&e->fired, true, memory_order_release);
@@ -155,35 +164,44 @@ int weft_event_then(weft_event *event, weft_fn *fn, void *arg) {
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
         return ENOMEM;
-    weft__heap_job_init(h, &event->pool->pending, fn, arg);
+    weft_pool *pool = event->pool;
+    weft__heap_job_init(h, NULL, &pool->pending, fn, arg);
     pthread_mutex_lock(&event->lock);
     bool set = event->set;
-    if (!set) {
+    bool queued = set ? weft__pending_hold(&pool->pending) : weft__pending_park(&pool->pending);
+    if (queued && !set) {
         h->job.next = (weft__job *)event->followups; /* job is the first member */
         event->followups = h;
     }
     pthread_mutex_unlock(&event->lock);
+    if (!queued) {
+        weft__heap_job_free(h);
+        return ESHUTDOWN; /* weft_pool_destroy closed the pool */
+    }
     if (set)
-        queue_followup(event->pool, h);
+        queue_followup(pool, h);
     return 0;
 }
 
 void weft_event_destroy(weft_event *event) {
     if (!event)
         return;
-    /* Follow-ups of an event never set are discarded, and no longer keep
-     * weft_pool_destroy waiting. Under the lock: a last signaller may be
+    /* Follow-ups of an event never set are discarded, and no longer make
+     * weft_pool_destroy answer EBUSY. Under the lock: a last signaller may be
      * taking the list right now. */
     pthread_mutex_lock(&event->lock);
     weft__heap_job *f = event->followups;
     event->followups = NULL;
     assert(!event->waiters && "weft_event_destroy with threads waiting");
     pthread_mutex_unlock(&event->lock);
+    uint32_t n = 0;
     while (f) {
         weft__heap_job *next = (weft__heap_job *)f->job.next;
-        weft__count_latch_decrement(f->counter);
         weft__heap_job_free(f);
+        n++;
         f = next;
     }
+    if (n)
+        weft__pending_unpark(&event->pool->pending, n);
     unref(event); /* freed now, or by the signaller still finishing */
 }

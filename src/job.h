@@ -30,14 +30,17 @@ static inline void weft__job_execute(weft__job *job) {
 }
 
 typedef struct weft__count_latch weft__count_latch;
+typedef struct weft__pending weft__pending;
 
-/* A detached job: weft_spawn (counted in the pool's pending work) or
- * weft_scope_spawn (counted in the scope). */
+/* A heap job: weft_spawn and event follow-ups (counted in the pool's pending
+ * work) or weft_scope_spawn (counted in the scope). Exactly one of counter and
+ * pending is set. */
 typedef struct weft__heap_job {
     weft__job job;
     void (*fn)(void *arg);
     void *arg;
-    weft__count_latch *counter; /* decremented after fn returns */
+    weft__count_latch *counter; /* a scope's: decremented after fn returns */
+    weft__pending *pending;     /* the pool's: released after fn returns */
 } weft__heap_job;
 
 #endif

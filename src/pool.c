@@ -1,13 +1,23 @@
 /* Pool lifecycle, the worker threads, and how a worker finds work.
  *
- * A worker's life: run on_start, then wait for its terminate latch like any
- * participating wait (weft__worker_wait_until_cold: own deque, steal from a
- * random victim, the injector; when nothing is found, ask the sleep module),
- * then on_exit. weft_pool_destroy first waits until every detached job has
- * finished (the `pending` count latch), then sets each terminate latch and
- * joins the threads. The pool's memory is reference counted because a latch
- * setter from another pool may still be waking one of our workers after that
- * worker saw its latch set (latch.c, "Lifetime").
+ * A worker's life: wait at the start gate until every worker thread exists
+ * (a failed pthread_create opens it with "abort": the threads exit and no
+ * hook runs in a pool that is never returned), run on_start, then wait for its
+ * terminate latch like any participating wait (weft__worker_wait_until_cold:
+ * own deque, steal from a random victim, the injector; when nothing is found,
+ * ask the sleep module), then on_exit. weft_pool_create returns once every
+ * on_start has returned, so what on_start does with its pool (a broadcast
+ * needs every worker) finishes before anyone can destroy the pool.
+ *
+ * weft_pool_destroy first drains the pool: it waits until every detached job
+ * has finished, and closes it to new ones (pending.h); then it sets each
+ * terminate latch and joins the threads. What on_exit submits therefore fails
+ * with ESHUTDOWN instead of being lost.
+ *
+ * The pool's memory is reference counted: a thread that queues work into the
+ * pool from outside, or sets a latch of one of its workers, may still be
+ * waking a worker after the work ran and destroy returned (latch.c,
+ * "Lifetime"; weft__pool_inject). The last reference frees it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -146,11 +156,16 @@ bool weft__pool_final_check(weft_pool *pool, unsigned index) {
 }
 
 void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
+    /* Once pushed, the job may run and end before we have woken anyone, and
+     * its end may let weft_pool_destroy return: our reference keeps the
+     * injector's lock and the sleep state alive until we are done with them. */
+    weft__pool_ref(pool);
     weft__phase_new_work(&pool->sleep.phase);
     weft__injector *q = &pool->injectors[prio];
     bool was_empty = weft__injector_is_empty(q);
     weft__injector_push(q, job, job, 1);
     weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
+    weft__pool_unref(pool);
 }
 
 void weft__worker_offer(weft__worker *w, weft__deque *d) {
@@ -200,9 +215,28 @@ static void free_job_cache(weft__worker *w) {
     w->free_count = 0;
 }
 
+enum { WEFT_START_GATED = 0, WEFT_START_GO, WEFT_START_ABORT };
+
+/* Wait until the creator opens the start gate; false: the pool is abandoned. */
+static bool pass_start_gate(weft_pool *pool) {
+    uint32_t s;
+    /* Acquire: pairs with open_start_gate's release; the pool is built. */
+    while ((s = atomic_load_explicit(&pool->start, memory_order_acquire)) == WEFT_START_GATED)
+        weft__os_wait(&pool->start, WEFT_START_GATED);
+    return s == WEFT_START_GO;
+}
+
+static void open_start_gate(weft_pool *pool, uint32_t how) {
+    /* Release: pairs with pass_start_gate's acquire. */
+    atomic_store_explicit(&pool->start, how, memory_order_release);
+    weft__os_wake_all(&pool->start);
+}
+
 static void *worker_main(void *arg) {
     weft__worker *w = arg;
     weft_pool *pool = w->pool;
+    if (!pass_start_gate(pool))
+        return NULL;
     weft__tls_worker = w;
     char name[32];
     snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
@@ -210,6 +244,7 @@ static void *worker_main(void *arg) {
     weft__os_precise_timers(); /* for the leave policy's timed waits */
     if (pool->on_start)
         pool->on_start(w->index, pool->user);
+    weft__count_latch_decrement(&pool->started);
     weft__worker_wait_until(w, &w->terminate);
     if (pool->on_exit)
         pool->on_exit(w->index, pool->user);
@@ -226,6 +261,8 @@ static void stop_workers(weft_pool *pool, unsigned started) {
         pthread_join(pool->workers[i].thread, NULL);
 }
 
+/* Create every worker thread, then let them run on_start and wait until all
+ * have: on failure, the threads created so far exit without running a hook. */
 static int start_workers(weft_pool *pool) {
     pthread_attr_t attr;
     int err = pthread_attr_init(&attr);
@@ -240,9 +277,16 @@ static int start_workers(weft_pool *pool) {
             break;
     }
     pthread_attr_destroy(&attr);
-    if (err)
-        stop_workers(pool, i);
-    return err == EPERM ? EAGAIN : err;
+    if (err) {
+        open_start_gate(pool, WEFT_START_ABORT);
+        for (unsigned k = 0; k < i; k++)
+            pthread_join(pool->workers[k].thread, NULL);
+        return err == EPERM ? EAGAIN : err;
+    }
+    weft__count_latch_init(&pool->started, pool->threads); /* owned by this thread */
+    open_start_gate(pool, WEFT_START_GO);
+    weft__latch_wait(&pool->started.latch);
+    return 0;
 }
 
 /* ---- Creating and freeing the pool -------------------------------------- */
@@ -333,7 +377,8 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     pool->user = c->user;
     pool->stack_size = c->stack_size ? c->stack_size : WEFT_STACK_SIZE_DEFAULT;
     atomic_init(&pool->refs, 1);
-    atomic_init(&pool->pending.count, 1);
+    atomic_init(&pool->start, WEFT_START_GATED);
+    weft__pending_init(&pool->pending);
     for (int p = 0; p < WEFT_PRIORITIES; p++)
         weft__injector_init(&pool->injectors[p]);
     weft__broadcasts_init(&pool->broadcasts);
@@ -380,21 +425,63 @@ void weft__pool_unref(weft_pool *pool) {
         pool_free(pool);
 }
 
+/* Wait until the pool's detached jobs have finished and close it to new ones
+ * (pending.h). EBUSY, with the pool open again, if follow-ups of an unset event
+ * are parked: they could be queued later, into a pool that would be gone. */
+static int drain(weft_pool *pool) {
+    weft__pending *p = &pool->pending;
+    for (;;) {
+        /* We hold a runnable count, so no one can set the latch before our own
+         * release: it is ours to initialise. */
+        weft__latch_init(&p->drained);
+        weft__pending_release(p);
+        weft__latch_wait(&p->drained);
+        /* Acquire: pairs with weft__pending_unpark. Reading 0 is final: every
+         * increment needs runnable or parked above 0 (pending.h). */
+        uint64_t word = atomic_load_explicit(&p->word, memory_order_acquire);
+        if (word == 0)
+            return 0;
+        /* Take the pool's count back (relaxed: only the count matters). A parked
+         * follow-up answers EBUSY; a runnable one (its event was set after runnable
+         * reached 0, or the latch was set by an older drain) is waited for. */
+        while (word != 0 &&
+               !atomic_compare_exchange_weak_explicit(&p->word, &word, word + WEFT_PENDING_RUNNABLE,
+                                                      memory_order_relaxed, memory_order_relaxed)) {
+        }
+        if (word == 0)
+            return 0;
+        if (weft__pending_parked(word))
+            return EBUSY;
+    }
+}
+
+/* Would destroying pool wait for the caller? It does if the caller runs a
+ * job of pool, or of a pool that does work a job of pool waits for (serve.c). */
+static int check_not_inside(weft_pool *pool) {
+    weft__worker *self = weft__current_worker();
+    if (!self)
+        return 0;
+    if (self->pool == pool)
+        return self->is_context ? EBUSY : EDEADLK;
+    return weft__serve_reaches(self->pool, pool) ? EDEADLK : 0;
+}
+
 int weft_pool_destroy(weft_pool *pool) {
     if (!pool || pool->is_default)
         return EINVAL;
-    weft__worker *self = weft__worker_of(pool);
-    if (self)
-        return self->is_context ? EBUSY : EDEADLK;
+    int err = check_not_inside(pool);
+    if (err)
+        return err;
     for (unsigned i = pool->threads; i < pool->threads + pool->contexts; i++)
         if (atomic_load_explicit(&pool->workers[i].taken, memory_order_acquire))
-            return EBUSY;                    /* acquire: pairs with weft_context_release */
+            return EBUSY; /* acquire: pairs with weft_context_release */
+    /* Acquire: pairs with weft__pending_unpark. A quick answer; drain decides. */
+    if (weft__pending_parked(atomic_load_explicit(&pool->pending.word, memory_order_acquire)))
+        return EBUSY;
     weft__phase_end_all(&pool->sleep.phase); /* seed 004: destroy ends phases */
-    /* Only our decrement can bring pending to zero, so the latch is ours
-     * before anyone can set it. */
-    weft__latch_init(&pool->pending.latch);
-    weft__count_latch_decrement(&pool->pending);
-    weft__latch_wait(&pool->pending.latch);
+    err = drain(pool);
+    if (err)
+        return err;
     if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
         weft_trace_stop(pool); /* needs the workers: before they stop */
     stop_workers(pool, pool->threads);

@@ -15,6 +15,8 @@
 #include "injector.h"
 #include "job.h"
 #include "latch.h"
+#include "pending.h"
+#include "serve.h"
 #include "sleep.h"
 #include "stats.h"
 
@@ -51,10 +53,14 @@ struct weft_pool {
      * (only the high injector can hold a job), so a pool that never sees
      * high-priority work does not sweep them. */
     _Atomic bool high_pushed;
-    /* Detached jobs not yet finished, plus one held by the pool until
-     * weft_pool_destroy: reaching zero sets `drained`. */
-    alignas(WEFT_CACHELINE) weft__count_latch pending;
+    /* Detached jobs and parked follow-ups (pending.h). */
+    alignas(WEFT_CACHELINE) weft__pending pending;
     _Atomic uint32_t refs; /* A: the pool is freed when it drops to 0 */
+    weft__guest *guests;   /* serve.c's lock: callers of other pools waiting on us */
+    /* Start-up (weft_pool_create): the workers wait at a gate until every
+     * thread exists, then run on_start; the creator waits for all of them. */
+    _Atomic uint32_t start;    /* A: a WEFT_START_* value; futex word */
+    weft__count_latch started; /* a count per worker whose on_start has not returned */
     /* Set before the pool is published. */
     alignas(WEFT_CACHELINE) weft__worker *workers; /* I: threads workers, then contexts */
     unsigned threads;                              /* I */
@@ -201,14 +207,18 @@ WEFT_HIDDEN int weft__pool_submit_detached(weft_pool *pool, weft__job *job, weft
 WEFT_HIDDEN weft__heap_job *weft__heap_job_alloc(void);
 WEFT_HIDDEN void weft__heap_job_free(weft__heap_job *job);
 
-/* Make h run fn(arg), counted in counter (held by the caller) until it has
- * run; the caller then queues it. */
-WEFT_HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft_fn *fn,
-                                     void *arg);
+/* Make h run fn(arg), already counted in counter (a scope's) or pending (the
+ * pool's) until it has run; the caller then queues it. */
+WEFT_HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter,
+                                     weft__pending *pending, weft_fn *fn, void *arg);
 
-/* Queue fn(arg) as a heap job counted in counter until it has run.
- * 0, or ENOMEM (nothing queued, counter unchanged). */
+/* Queue fn(arg) as a heap job counted in counter (held by the caller) until it
+ * has run. 0, or ENOMEM (nothing queued, counter unchanged). */
 WEFT_HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn,
-                                    void *arg, weft_priority prio, bool detached);
+                                    void *arg, weft_priority prio);
+
+/* Queue fn(arg) as a detached job of the pool, counted in its pending work.
+ * 0, ENOMEM, or ESHUTDOWN (weft_pool_destroy closed the pool; nothing queued). */
+WEFT_HIDDEN int weft__spawn_detached(weft_pool *pool, weft_fn *fn, void *arg, weft_priority prio);
 
 #endif

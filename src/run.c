@@ -35,9 +35,15 @@ void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pr
     }
     run_job r = {.job.execute = run_job_execute, .fn = fn, .arg = arg};
     weft__latch_init(&r.done);
+    weft__worker *caller = weft__current_worker(); /* of another pool, or NULL */
+    weft__guest guest = {.from = caller ? caller->pool : NULL};
+    if (caller)
+        weft__serve_begin(pool, &guest);    /* pool now works for caller's pool */
     weft__leave_pool_arrival(&pool->sleep); /* work a thread waits for: the pool's rhythm */
     weft__pool_inject(pool, &r.job, priority);
     weft__latch_wait(&r.done);
+    if (caller)
+        weft__serve_end(pool, &guest);
 }
 
 void weft_run(weft_pool *pool, weft_fn *fn, void *arg) {

@@ -41,7 +41,7 @@ int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg, weft_pr
         fn(arg);
         return 0;
     }
-    return weft__spawn_counted(scope->pool, &scope->pending, fn, arg, priority, false);
+    return weft__spawn_counted(scope->pool, &scope->pending, fn, arg, priority);
 }
 
 int weft_scope_spawn(weft_scope *scope, weft_fn *fn, void *arg) {

@@ -1,8 +1,10 @@
 /* Detached jobs: weft_spawn and the heap jobs behind weft_scope_spawn.
  *
- * A heap job is counted in a count latch (the pool's pending work, or the
- * scope) from before it is queued until after its function returned, so that
- * weft_pool_destroy and weft_scope_run wait for it. Heap jobs are recycled
+ * A heap job is counted (in the pool's pending work, pending.h, or in its
+ * scope's count latch) from before it is queued until after its function
+ * returned, so that weft_pool_destroy and weft_scope_run wait for it. Once
+ * weft_pool_destroy has closed the pool, weft_spawn answers ESHUTDOWN instead
+ * of queueing a job nothing would run. Heap jobs are recycled
  * through the executing worker's free list; steady-state spawning does not
  * call malloc.
  */
@@ -38,33 +40,62 @@ void weft__heap_job_free(weft__heap_job *h) {
     free(h);
 }
 
+/* The count that keeps the job's waiter waiting ends after fn returned. */
+static void heap_job_done(const weft__heap_job *h) {
+    if (h->pending)
+        weft__pending_release(h->pending);
+    else
+        weft__count_latch_decrement(h->counter);
+}
+
 static void heap_job_execute(weft__job *job) {
     weft__heap_job h = *(weft__heap_job *)job;
     /* Recycle first: a spawn inside fn can reuse this very job. */
     weft__heap_job_free((weft__heap_job *)job);
     h.fn(h.arg);
-    weft__count_latch_decrement(h.counter);
+    heap_job_done(&h);
 }
 
-void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft_fn *fn, void *arg) {
-    *h =
-        (weft__heap_job){.job.execute = heap_job_execute, .fn = fn, .arg = arg, .counter = counter};
-    weft__count_latch_increment(counter);
+void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft__pending *pending,
+                         weft_fn *fn, void *arg) {
+    *h = (weft__heap_job){.job.execute = heap_job_execute,
+                          .fn = fn,
+                          .arg = arg,
+                          .counter = counter,
+                          .pending = pending};
+}
+
+/* Queue h, already counted; undo the count and free h if it cannot be. */
+static int submit_counted(weft_pool *pool, weft__heap_job *h, weft_priority prio) {
+    int err = h->pending ? weft__pool_submit_detached(pool, &h->job, prio)
+                         : weft__pool_submit_prio(pool, &h->job, prio);
+    if (err) {
+        heap_job_done(h);
+        weft__heap_job_free(h);
+    }
+    return err;
 }
 
 int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn, void *arg,
-                        weft_priority prio, bool detached) {
+                        weft_priority prio) {
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
         return ENOMEM;
-    weft__heap_job_init(h, counter, fn, arg);
-    int err = detached ? weft__pool_submit_detached(pool, &h->job, prio)
-                       : weft__pool_submit_prio(pool, &h->job, prio);
-    if (err) {
+    weft__count_latch_increment(counter);
+    weft__heap_job_init(h, counter, NULL, fn, arg);
+    return submit_counted(pool, h, prio);
+}
+
+int weft__spawn_detached(weft_pool *pool, weft_fn *fn, void *arg, weft_priority prio) {
+    weft__heap_job *h = weft__heap_job_alloc();
+    if (!h)
+        return ENOMEM;
+    if (!weft__pending_hold(&pool->pending)) {
         weft__heap_job_free(h);
-        weft__count_latch_decrement(counter);
+        return ESHUTDOWN;
     }
-    return err;
+    weft__heap_job_init(h, NULL, &pool->pending, fn, arg);
+    return submit_counted(pool, h, prio);
 }
 
 int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
@@ -73,7 +104,7 @@ int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority p
     pool = weft__pool_resolve(pool);
     if (!pool)
         return EAGAIN;
-    return weft__spawn_counted(pool, &pool->pending, fn, arg, priority, true);
+    return weft__spawn_detached(pool, fn, arg, priority);
 }
 
 int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg) {

@@ -152,7 +152,7 @@ int weft_trace_start(weft_pool *pool, const char *path) {
     return err;
 }
 
-/* On every worker (weft_broadcast): hand the buffer over on its own thread. */
+/* On every worker (weft__broadcast_run): hand the buffer over on its own thread. */
 static void collect(unsigned index, void *arg) {
     weft_pool *pool = arg;
     weft__worker *w = &pool->workers[index];
@@ -170,7 +170,7 @@ int weft_trace_stop(weft_pool *pool) {
         err = EINVAL; /* not tracing */
     } else {
         atomic_store_explicit(&pool->trace.on, false, memory_order_relaxed);
-        weft_broadcast(pool, collect, pool); /* each worker, between two jobs */
+        weft__broadcast_run(pool, collect, pool); /* each worker, between two jobs */
         uint64_t end = weft__now_ns();
         pthread_mutex_lock(&pool->trace.lock);
         err = write_json(pool, end);

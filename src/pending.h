@@ -1,0 +1,112 @@
+/* A pool's pending work: what weft_pool_destroy waits for, and how it closes
+ * the pool to new detached work without losing any.
+ *
+ * One atomic word counts two things:
+ *   runnable (bits 0-31): detached jobs queued or running (weft_spawn, the
+ *     follow-ups of set events), plus one count the pool holds until
+ *     weft_pool_destroy drops it;
+ *   parked (bits 32-63): follow-ups waiting on events that are not set yet.
+ *
+ * Invariants:
+ *  - runnable reaches 0 only after destroy dropped the pool's count, and then
+ *    means "closed": weft__pending_hold and weft__pending_park fail from then
+ *    on (ESHUTDOWN), so a submission that returned 0 is always waited for.
+ *  - Parked follow-ups do not keep destroy waiting (an event that is never set
+ *    would hang it); destroy answers EBUSY while any is parked, because a later
+ *    signal would queue them into a pool that is gone.
+ *  - A parked follow-up becomes runnable in one step (weft__pending_ready), so
+ *    destroy, reading the word once it drained, sees either the parked count or
+ *    the runnable one: never a follow-up in neither.
+ *
+ * The word is one atomic so that these decisions are single reads or single
+ * read-modify-writes; the drained latch is owned by the thread in
+ * weft_pool_destroy and set by whoever brings runnable to 0.
+ */
+#ifndef WEFT_PENDING_H
+#define WEFT_PENDING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "atomics.h"
+#include "latch.h"
+
+#define WEFT_PENDING_RUNNABLE 1ull
+#define WEFT_PENDING_PARKED   (1ull << 32)
+
+typedef struct weft__pending {
+    _Atomic uint64_t word; /* A: parked << 32 | runnable */
+    weft__latch drained;   /* owned by the thread in weft_pool_destroy */
+} weft__pending;
+
+static inline uint32_t weft__pending_runnable(uint64_t word) {
+    return (uint32_t)word;
+}
+
+static inline uint32_t weft__pending_parked(uint64_t word) {
+    return (uint32_t)(word >> 32);
+}
+
+/* Has weft_pool_destroy closed the pool? Relaxed: a thread that must see it
+ * closed (a worker in on_exit) learnt of the close through the terminate
+ * latch, which destroy sets after it read the word as 0. */
+static inline bool weft__pending_closed(weft__pending *p) {
+    return weft__pending_runnable(atomic_load_explicit(&p->word, memory_order_relaxed)) == 0;
+}
+
+/* The pool holds one runnable count until weft_pool_destroy. */
+static inline void weft__pending_init(weft__pending *p) {
+    atomic_init(&p->word, WEFT_PENDING_RUNNABLE);
+}
+
+/* Add `add` to the word unless the pool is closed (runnable == 0). */
+static inline bool weft__pending_add_if_open(weft__pending *p, uint64_t add) {
+    /* Relaxed: the CAS below rereads it. */
+    uint64_t w = atomic_load_explicit(&p->word, memory_order_relaxed);
+    do {
+        if (weft__pending_runnable(w) == 0)
+            return false;
+        /* Relaxed on success: the submitter's writes reach the job through the
+         * queue it is pushed on, and destroy learns of it through the
+         * acq_rel decrement that ends it. */
+    } while (!atomic_compare_exchange_weak_explicit(&p->word, &w, w + add, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    return true;
+}
+
+/* Count a detached job about to be queued; false once the pool is closed. */
+static inline bool weft__pending_hold(weft__pending *p) {
+    return weft__pending_add_if_open(p, WEFT_PENDING_RUNNABLE);
+}
+
+/* Count a follow-up parked on an unset event; false once the pool is closed. */
+static inline bool weft__pending_park(weft__pending *p) {
+    return weft__pending_add_if_open(p, WEFT_PENDING_PARKED);
+}
+
+/* n parked follow-ups of an event that is now set become runnable. Always
+ * succeeds: while they were parked, destroy could only answer EBUSY. Seq-cst:
+ * in one total order with destroy's read of the word (see the invariants). */
+static inline void weft__pending_ready(weft__pending *p, uint32_t n) {
+    atomic_fetch_add_explicit(&p->word,
+                              (uint64_t)n * WEFT_PENDING_RUNNABLE - n * WEFT_PENDING_PARKED,
+                              memory_order_seq_cst);
+}
+
+/* n parked follow-ups were discarded (their event was destroyed unset). */
+static inline void weft__pending_unpark(weft__pending *p, uint32_t n) {
+    /* Release: pairs with destroy's acquire read; the discard happened first. */
+    atomic_fetch_sub_explicit(&p->word, n * WEFT_PENDING_PARKED, memory_order_release);
+}
+
+/* A runnable count ends (a detached job returned, or destroy drops the pool's
+ * count); the last one sets the drained latch. */
+static inline void weft__pending_release(weft__pending *p) {
+    /* Acq_rel: every job's writes happen-before the last decrement, which
+     * publishes them to destroy through the latch's release. */
+    uint64_t old = atomic_fetch_sub_explicit(&p->word, WEFT_PENDING_RUNNABLE, memory_order_acq_rel);
+    if (weft__pending_runnable(old) == 1)
+        weft__latch_set(&p->drained);
+}
+
+#endif
