@@ -262,8 +262,13 @@ typedef enum { WEFT_PRIORITY_NORMAL = 0, WEFT_PRIORITY_HIGH } weft_priority;
 WEFT_API int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority);
 
 /* weft_run at a priority: fn, and everything it forks, runs at `priority`
- * (on a worker of pool, fn runs at once, its forks at that priority). */
-WEFT_API void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority);
+ * (on a worker of pool, fn runs at once, its forks at that priority).
+ * Threads, waiting and memory: as weft_run.
+ * Returns 0 once fn has finished, or:
+ *  EINVAL  priority is not one of the enumerators: nothing runs, and a
+ *          worker's own priority is unchanged.
+ * Callers written when it returned void still compile. */
+WEFT_API int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority);
 
 typedef struct weft_scope weft_scope;
 
