@@ -17,6 +17,8 @@
  */
 #include "broadcast.h"
 
+#include <assert.h>
+
 #include "pool.h"
 
 struct weft__broadcast {
@@ -89,6 +91,7 @@ static void unlink_done(weft_pool *pool, weft__broadcast *d) {
 }
 
 void weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg) {
+    assert(fn && "weft_broadcast: fn is NULL"); /* release builds: a no-op (weft.h) */
     pool = weft__pool_resolve(pool);
     if (!pool || !fn)
         return;

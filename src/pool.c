@@ -10,6 +10,7 @@
  * worker saw its latch set (latch.c, "Lifetime").
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -463,6 +464,9 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
 }
 
 void weft_pool_stats(const weft_pool *pool, weft_stats *stats) {
+    assert(stats && "weft_pool_stats: stats is NULL"); /* release builds: a no-op (weft.h) */
+    if (!stats)
+        return;
     *stats = (weft_stats){0};
     const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
     if (!p)

@@ -6,6 +6,7 @@
  * itself the function just runs. The job lives in the caller's frame, which
  * outlives it because the caller waits for the latch the job sets last.
  */
+#include <assert.h>
 #include <errno.h>
 
 #include "pool.h"
@@ -26,7 +27,7 @@ static void run_job_execute(weft__job *job) {
 int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
     /* Before anything else: priority indexes the injectors and, once it is a
      * worker's priority, the deques its forks are pushed on. */
-    if ((unsigned)priority > WEFT_PRIORITY_HIGH)
+    if (!fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
         return EINVAL;
     pool = weft__pool_resolve(pool);
     weft__worker *w = pool ? weft__worker_of(pool) : NULL;
@@ -48,6 +49,10 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
 }
 
 void weft_run(weft_pool *pool, weft_fn *fn, void *arg) {
+    if (!fn) {
+        assert(!"weft_run: fn is NULL"); /* release builds: a no-op (weft.h) */
+        return;
+    }
     weft__worker *w = weft__current_worker();
     /* Inside a pool, keep the caller's priority; from outside, normal. */
     (void)weft_run_priority(pool, fn, arg, w ? w->prio : WEFT_PRIORITY_NORMAL);
