@@ -19,6 +19,7 @@
 
 #include "pool.h"
 
+#include "env.h"
 #include "os.h"
 
 _Thread_local weft__worker *weft__tls_worker;
@@ -308,19 +309,13 @@ static int check_config(const weft_config *c) {
     return 0;
 }
 
-/* config->threads, else $WEFT_NUM_THREADS if valid, else the CPU count. */
+/* config->threads, else $WEFT_NUM_THREADS if valid (env.c warns if not),
+ * else the CPU count. */
 static unsigned resolve_threads(unsigned threads) {
     if (threads)
         return threads;
-    const char *env = getenv("WEFT_NUM_THREADS");
-    if (env && *env) {
-        char *end;
-        unsigned long n = strtoul(env, &end, 10);
-        if (*end == '\0' && n >= 1 && n <= WEFT_THREADS_MAX)
-            return (unsigned)n;
-    }
     unsigned n = weft__os_cpu_count();
-    return n > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : n;
+    return weft__env_threads(n > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : n);
 }
 
 static int pool_init(weft_pool *pool, const weft_config *c) {
