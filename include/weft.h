@@ -215,12 +215,24 @@ WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
  * track per worker with non-overlapping "running", "searching" and
  * "sleeping" slices and wake-ups as flow arrows. With WEFT_TRACE=path in the
  * environment every pool traces from creation to destruction (the default
- * pool until exit). Recording costs workers one flag load per state change
- * when off. Any thread; stop waits until every worker has handed its events
- * over (between two jobs), so call it outside the pool's jobs.
- * weft_trace_start returns 0, EINVAL (path NULL), EBUSY (already tracing),
- * ENOMEM or EAGAIN (no default pool). weft_trace_stop returns 0, EINVAL (not
- * tracing), or the errno of creating or writing the file. */
+ * pool until exit; later pools write path.1, path.2, ...); a file that cannot
+ * be created is reported by one line on stderr (once per value of
+ * WEFT_TRACE) naming the variable and the error, and the pool runs untraced.
+ * Recording costs workers one flag load per state change when off. Any
+ * thread; stop waits until every worker has handed its events over (between
+ * two jobs), so call it outside the pool's jobs.
+ * weft_trace_start creates (or truncates) the file at once and keeps it open
+ * until stop writes it. It returns 0, or:
+ *  EINVAL  path is NULL;
+ *  EBUSY   the pool is already tracing (path is not touched);
+ *  ENOMEM  out of memory;
+ *  EAGAIN  pool is NULL and no default pool could be created;
+ *  or the errno of creating the file (ENOENT, ENOTDIR, EACCES, EISDIR,
+ *  EROFS, ENAMETOOLONG, EMFILE, ...): nothing is created and the pool does
+ *  not trace.
+ * weft_trace_stop returns 0, EINVAL (not tracing), EAGAIN (no default pool),
+ * or the errno of writing the file (EIO when the stream does not tell which);
+ * tracing stops either way. */
 WEFT_API int weft_trace_start(weft_pool *pool, const char *path);
 WEFT_API int weft_trace_stop(weft_pool *pool);
 
