@@ -17,6 +17,16 @@
  *
  * Functions that can fail return 0 or a positive errno value; none of them
  * sets the global errno, and none aborts the process on a recoverable error.
+ *
+ * Misuse that can be detected cheaply is answered, never a crash: a function
+ * that returns int reports a NULL it cannot use, or an enum argument that is
+ * not one of its enumerators, as EINVAL and does nothing; a function that
+ * returns void does nothing in release builds (NDEBUG defined when weft was
+ * built) and fails an assertion naming the function in debug builds. Each
+ * function lists what it checks. Calling weft_pool_destroy twice on the same
+ * pool is undefined, as is any use of a pool, event, graph or context after
+ * it was destroyed or released (a dangling pointer cannot be detected
+ * cheaply); every other misuse answers as documented.
  * Jobs must not unwind through weft (no longjmp out of a job, no C++
  * exception escaping a callback).
  */
@@ -120,8 +130,10 @@ WEFT_API void weft_phase_end(weft_pool *pool, bool fast_leave);
 
 /* Pool configuration. A zero-initialised struct means all defaults. */
 typedef struct weft_config {
-    unsigned threads;  /* 0: $WEFT_NUM_THREADS if set to a valid number, else the
-                          CPUs this process may run on (sched_getaffinity) */
+    unsigned threads;  /* 0: $WEFT_NUM_THREADS if it is a number from 1 to
+                          WEFT_THREADS_MAX, else the CPUs this process may run
+                          on (sched_getaffinity); any other non-empty value is
+                          ignored with one line on stderr (once per value) */
     unsigned contexts; /* context slots for non-worker threads
                           (weft_context_acquire); threads + contexts must not
                           exceed WEFT_THREADS_MAX */
@@ -210,7 +222,8 @@ typedef struct weft_stats {
  * the snapshot is approximate while the pool runs, exact once it is idle.
  * Cost to the workers: a plain add (no locked instruction) per job and event,
  * a clock read per change between running, searching and sleeping; not
- * measurable on fib with a join at every node (docs/performance.md). */
+ * measurable on fib with a join at every node (docs/performance.md).
+ * A NULL stats does nothing (asserts in debug builds). */
 WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
 
 /* Timeline tracing. weft_trace_start makes pool (NULL: the current pool)
@@ -220,12 +233,24 @@ WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
  * track per worker with non-overlapping "running", "searching" and
  * "sleeping" slices and wake-ups as flow arrows. With WEFT_TRACE=path in the
  * environment every pool traces from creation to destruction (the default
- * pool until exit). Recording costs workers one flag load per state change
- * when off. Any thread; stop waits until every worker has handed its events
- * over (between two jobs), so call it outside the pool's jobs.
- * weft_trace_start returns 0, EINVAL (path NULL), EBUSY (already tracing),
- * ENOMEM or EAGAIN (no default pool). weft_trace_stop returns 0, EINVAL (not
- * tracing), or the errno of creating or writing the file. */
+ * pool until exit; later pools write path.1, path.2, ...); a file that cannot
+ * be created is reported by one line on stderr (once per value of
+ * WEFT_TRACE) naming the variable and the error, and the pool runs untraced.
+ * Recording costs workers one flag load per state change when off. Any
+ * thread; stop waits until every worker has handed its events over (between
+ * two jobs), so call it outside the pool's jobs.
+ * weft_trace_start creates (or truncates) the file at once and keeps it open
+ * until stop writes it. It returns 0, or:
+ *  EINVAL  path is NULL;
+ *  EBUSY   the pool is already tracing (path is not touched);
+ *  ENOMEM  out of memory;
+ *  EAGAIN  pool is NULL and no default pool could be created;
+ *  or the errno of creating the file (ENOENT, ENOTDIR, EACCES, EISDIR,
+ *  EROFS, ENAMETOOLONG, EMFILE, ...): nothing is created and the pool does
+ *  not trace.
+ * weft_trace_stop returns 0, EINVAL (not tracing), EAGAIN (no default pool),
+ * or the errno of writing the file (EIO when the stream does not tell which);
+ * tracing stops either way. */
 WEFT_API int weft_trace_start(weft_pool *pool, const char *path);
 WEFT_API int weft_trace_stop(weft_pool *pool);
 
@@ -243,7 +268,8 @@ WEFT_API int weft_thread_index(void);
  *    caller participates in its own pool until fn has finished.
  * Any thread. Memory: everything before the call is visible to fn, and
  * everything fn wrote is visible after the call returns.
- * If the default pool cannot be created, fn runs on the calling thread. */
+ * If the default pool cannot be created, fn runs on the calling thread.
+ * A NULL fn does nothing (asserts in debug builds). */
 WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
 
 /* Run a(a_arg) and b(b_arg), potentially in parallel, and return when both
@@ -251,7 +277,9 @@ WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
  * thread, then b runs here too unless it was stolen, in which case the caller
  * participates until it has finished. Allocates nothing. Outside any pool: runs
  * on the default pool as weft_run does (the caller blocks).
- * Any thread. Memory: as weft_run, for both functions. */
+ * Any thread. Memory: as weft_run, for both functions.
+ * If a or b is NULL neither runs (asserts in debug builds); on the fast path
+ * that check is two never-taken branches on arguments in registers. */
 WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
 
 /* Queue fn(arg) to run in pool (NULL: the current pool) without waiting for
@@ -281,8 +309,13 @@ typedef enum { WEFT_PRIORITY_NORMAL = 0, WEFT_PRIORITY_HIGH } weft_priority;
 WEFT_API int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority);
 
 /* weft_run at a priority: fn, and everything it forks, runs at `priority`
- * (on a worker of pool, fn runs at once, its forks at that priority). */
-WEFT_API void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority);
+ * (on a worker of pool, fn runs at once, its forks at that priority).
+ * Threads, waiting and memory: as weft_run.
+ * Returns 0 once fn has finished, or:
+ *  EINVAL  fn is NULL, or priority is not one of the enumerators: nothing
+ *          runs, and a worker's own priority is unchanged.
+ * Callers written when it returned void still compile. */
+WEFT_API int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority);
 
 typedef struct weft_scope weft_scope;
 
@@ -290,7 +323,7 @@ typedef struct weft_scope weft_scope;
  * body and every job spawned in the scope (transitively) have finished.
  * Scopes nest. Where it runs and how the caller waits: as weft_run.
  * Any thread. Memory: everything the body and its jobs wrote is visible after
- * the call returns. */
+ * the call returns. A NULL body does nothing (asserts in debug builds). */
 WEFT_API void weft_scope_run(weft_pool *pool, void (*body)(weft_scope *scope, void *arg),
                              void *arg);
 
@@ -340,7 +373,9 @@ typedef struct weft_context weft_context;
 WEFT_API int weft_context_acquire(weft_pool *pool, weft_context **context);
 
 /* Run what is still queued on the context, then give it back. The thread that
- * acquired it only; it is a plain outside thread again afterwards. */
+ * acquired it only; it is a plain outside thread again afterwards. A NULL
+ * context, or one the calling thread does not hold, is left alone (asserts in
+ * debug builds). */
 WEFT_API void weft_context_release(weft_context *context);
 
 /* threads + config.contexts: the size of an array indexed by
@@ -359,7 +394,9 @@ typedef void weft_range_fn(size_t begin, size_t end, void *arg);
  *    piece is shorter than g (unless the whole range is) and the pieces are
  *    the same on every run.
  * Where it runs and how the caller waits: as weft_run (on a worker of pool,
- * the caller participates). Any thread. Memory: as weft_run. */
+ * the caller participates). Any thread. Memory: as weft_run.
+ * A NULL body does nothing, even for a non-empty range (asserts in debug
+ * builds). */
 WEFT_API void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_range_fn *body,
                        void *arg);
 
@@ -405,17 +442,20 @@ WEFT_API int weft_event_create(weft_event **event, weft_pool *pool, unsigned dep
  * weft_event_destroy. Never blocks. Memory: everything a signaller wrote
  * before signalling is visible to waiters after they return and to the
  * follow-ups. Signalling more often than the event has dependencies is an
- * error: debug builds assert, release builds ignore the extra signals. */
+ * error: debug builds assert, release builds ignore the extra signals. So is
+ * a NULL event (does nothing; asserts in debug builds). */
 WEFT_API void weft_event_signal(weft_event *event);
 
 /* Has the last dependency been met? Any thread; never blocks. True means the
- * signallers' writes are visible to the caller. */
+ * signallers' writes are visible to the caller. A NULL event is never set
+ * (false; asserts in debug builds). */
 WEFT_API bool weft_event_is_set(const weft_event *event);
 
 /* Return once the event is set. On a worker the caller keeps running jobs of
  * its pool and sleeps only when there is nothing to run; it is then woken by
  * the last signal itself (not by every event). Elsewhere it blocks. Any
- * thread, any number of threads at once. Memory: as weft_event_signal. */
+ * thread, any number of threads at once. Memory: as weft_event_signal.
+ * A NULL event returns at once (asserts in debug builds). */
 WEFT_API void weft_event_wait(weft_event *event);
 
 /* Run fn(arg) in the event's pool once the event is set (queued at once if it
@@ -428,7 +468,8 @@ WEFT_API void weft_event_wait(weft_event *event);
 WEFT_API int weft_event_then(weft_event *event, weft_fn *fn, void *arg);
 
 /* Free the event. No thread may wait on it or use it concurrently or after.
- * Follow-ups of an event that was never set are discarded (never run). */
+ * Follow-ups of an event that was never set are discarded (never run).
+ * NULL does nothing, as free(NULL) does (not an error). */
 WEFT_API void weft_event_destroy(weft_event *event);
 
 /* ---- Task graphs: built once, run many times ------------------------------- */
@@ -447,7 +488,8 @@ WEFT_API int weft_graph_add(weft_graph *graph, weft_fn *fn, void *arg, weft_node
 
 /* Make `after` run only once `before` has finished, in every run. Both must
  * be nodes of graph. Not concurrently with another call on the same graph.
- * 0, EINVAL, EBUSY (running), ENOMEM. */
+ * 0, EINVAL (a NULL argument, or a node of another graph), EBUSY (running),
+ * ENOMEM. */
 WEFT_API int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *after);
 
 /* Run every node once in pool (NULL: the current pool), each after all its
@@ -460,7 +502,8 @@ WEFT_API int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *af
  * cycle: nothing ran), EBUSY (the graph is already running), ENOMEM. */
 WEFT_API int weft_graph_run(weft_graph *graph, weft_pool *pool);
 
-/* Free the graph and its nodes. Not while it runs. */
+/* Free the graph and its nodes. Not while it runs. NULL does nothing, as
+ * free(NULL) does (not an error). */
 WEFT_API void weft_graph_destroy(weft_graph *graph);
 
 #ifdef __cplusplus

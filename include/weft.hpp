@@ -487,10 +487,13 @@ template <class F> decltype(auto) run(pool_ref p, F &&f) {
 template <class F> decltype(auto) run(F &&f) {
     return run(pool_ref(), std::forward<F>(f));
 }
-/* weft_run_priority: the same, f and everything it forks at `priority`. */
+/* weft_run_priority: the same, f and everything it forks at `priority`
+ * (std::system_error(EINVAL), f not called, for a value that is not a
+ * weft_priority). */
 template <class F> decltype(auto) run(pool_ref p, weft_priority priority, F &&f) {
     detail::call<F &&> c{&f, {}, {}};
-    weft_run_priority(p.get(), &detail::call<F &&>::trampoline, &c, priority);
+    if (int err = weft_run_priority(p.get(), &detail::call<F &&>::trampoline, &c, priority))
+        detail::throw_error(err, "weft_run_priority");
     return c.finish();
 }
 

@@ -19,6 +19,7 @@
  * at once. Detached work (weft_spawn) from a context goes to the injector: a
  * context is not obliged to come back for it.
  */
+#include <assert.h>
 #include <errno.h>
 
 #include "pool.h"
@@ -51,6 +52,10 @@ int weft_context_acquire(weft_pool *pool, weft_context **context) {
 
 void weft_context_release(weft_context *context) {
     weft__worker *ctx = (weft__worker *)context;
+    /* Release builds: both are no-ops (weft.h); the context stays held. */
+    assert(ctx && "weft_context_release: context is NULL");
+    assert((!ctx || weft__tls_worker == ctx) &&
+           "weft_context_release: the context is not the calling thread's");
     if (!ctx || weft__tls_worker != ctx)
         return;
     /* Whatever is still queued here (jobs nobody waited for) runs now. */

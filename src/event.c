@@ -119,6 +119,9 @@ static void unref(weft_event *e) {
 }
 
 void weft_event_signal(weft_event *event) {
+    assert(event && "weft_event_signal: event is NULL"); /* release builds: a no-op (weft.h) */
+    if (!event)
+        return;
     /* Relaxed: the caller's own reference (the event is not destroyed while
      * it may still be signalled) keeps the count above zero. */
     atomic_fetch_add_explicit(&event->refs, 1, memory_order_relaxed);
@@ -137,12 +140,18 @@ void weft_event_signal(weft_event *event) {
 }
 
 bool weft_event_is_set(const weft_event *event) {
+    assert(event && "weft_event_is_set: event is NULL"); /* release builds: false (weft.h) */
+    if (!event)
+        return false;
     /* Acquire: pairs with fire's release; what signallers wrote is visible,
      * and the setter no longer touches the event. */
     return atomic_load_explicit(&((weft_event *)event)->fired, memory_order_acquire);
 }
 
 void weft_event_wait(weft_event *event) {
+    assert(event && "weft_event_wait: event is NULL"); /* release builds: returns (weft.h) */
+    if (!event)
+        return;
     if (weft_event_is_set(event))
         return;
     waiter me;

@@ -16,6 +16,7 @@
  * accumulator; only right children need one of their own, on the stack when
  * it is small.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdalign.h>
 #include <stdlib.h>
@@ -97,6 +98,10 @@ static void for_split(piece *p, piece *l, piece *r) {
 
 void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_range_fn *body,
               void *arg) {
+    if (!body) {
+        assert(!"weft_for: body is NULL"); /* release builds: a no-op (weft.h) */
+        return;
+    }
     if (begin >= end)
         return;
     pool = weft__pool_resolve(pool);

@@ -20,6 +20,7 @@
  * "Lifetime"; weft__pool_inject). The last reference frees it.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 
 #include "pool.h"
 
+#include "env.h"
 #include "os.h"
 
 _Thread_local weft__worker *weft__tls_worker;
@@ -351,19 +353,13 @@ static int check_config(const weft_config *c) {
     return 0;
 }
 
-/* config->threads, else $WEFT_NUM_THREADS if valid, else the CPU count. */
+/* config->threads, else $WEFT_NUM_THREADS if valid (env.c warns if not),
+ * else the CPU count. */
 static unsigned resolve_threads(unsigned threads) {
     if (threads)
         return threads;
-    const char *env = getenv("WEFT_NUM_THREADS");
-    if (env && *env) {
-        char *end;
-        unsigned long n = strtoul(env, &end, 10);
-        if (*end == '\0' && n >= 1 && n <= WEFT_THREADS_MAX)
-            return (unsigned)n;
-    }
     unsigned n = weft__os_cpu_count();
-    return n > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : n;
+    return weft__env_threads(n > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : n);
 }
 
 static int pool_init(weft_pool *pool, const weft_config *c) {
@@ -550,6 +546,9 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
 }
 
 void weft_pool_stats(const weft_pool *pool, weft_stats *stats) {
+    assert(stats && "weft_pool_stats: stats is NULL"); /* release builds: a no-op (weft.h) */
+    if (!stats)
+        return;
     *stats = (weft_stats){0};
     const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
     if (!p)

@@ -6,6 +6,9 @@
  * itself the function just runs. The job lives in the caller's frame, which
  * outlives it because the caller waits for the latch the job sets last.
  */
+#include <assert.h>
+#include <errno.h>
+
 #include "pool.h"
 
 typedef struct run_job {
@@ -21,7 +24,11 @@ static void run_job_execute(weft__job *job) {
     weft__latch_set(&r->done); /* r may be gone after this */
 }
 
-void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
+int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
+    /* Before anything else: priority indexes the injectors and, once it is a
+     * worker's priority, the deques its forks are pushed on. */
+    if (!fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
+        return EINVAL;
     pool = weft__pool_resolve(pool);
     weft__worker *w = pool ? weft__worker_of(pool) : NULL;
     if (!pool || w) {
@@ -31,7 +38,7 @@ void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pr
         fn(arg);
         if (w)
             w->prio = outer;
-        return;
+        return 0;
     }
     run_job r = {.job.execute = run_job_execute, .fn = fn, .arg = arg};
     weft__latch_init(&r.done);
@@ -44,10 +51,15 @@ void weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pr
     weft__latch_wait(&r.done);
     if (caller)
         weft__serve_end(pool, &guest);
+    return 0;
 }
 
 void weft_run(weft_pool *pool, weft_fn *fn, void *arg) {
+    if (!fn) {
+        assert(!"weft_run: fn is NULL"); /* release builds: a no-op (weft.h) */
+        return;
+    }
     weft__worker *w = weft__current_worker();
     /* Inside a pool, keep the caller's priority; from outside, normal. */
-    weft_run_priority(pool, fn, arg, w ? w->prio : WEFT_PRIORITY_NORMAL);
+    (void)weft_run_priority(pool, fn, arg, w ? w->prio : WEFT_PRIORITY_NORMAL);
 }

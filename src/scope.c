@@ -5,6 +5,7 @@
  * pool: weft_scope_run goes through weft_run) owns the latch and participates
  * until the count reaches zero.
  */
+#include <assert.h>
 #include <errno.h>
 
 #include "pool.h"
@@ -30,6 +31,10 @@ static void scope_inside(void *arg) {
 }
 
 void weft_scope_run(weft_pool *pool, void (*body)(weft_scope *scope, void *arg), void *arg) {
+    if (!body) {
+        assert(!"weft_scope_run: body is NULL"); /* release builds: a no-op (weft.h) */
+        return;
+    }
     scope_args a = {.body = body, .arg = arg};
     weft_run(pool, scope_inside, &a);
 }

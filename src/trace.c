@@ -11,9 +11,15 @@
  * "running", "searching" and "sleeping" slices, wake-ups as flow arrows, and a
  * track for threads outside the pool that woke workers.
  *
+ * weft_trace_start creates the file at once, so that a path that cannot be
+ * written is reported by the call that names it, and keeps it open until
+ * stop writes it.
+ *
  * WEFT_TRACE=path in the environment traces every pool from its creation to
  * its destruction (the default pool: to exit); the second and later pools
- * write path.1, path.2, ... tools/trace2svg.py draws a trace as an SVG.
+ * write path.1, path.2, ... A file that cannot be created gets a warning on
+ * stderr (env.c: once per value), and the pool runs untraced.
+ * tools/trace2svg.py draws a trace as an SVG.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +27,8 @@
 #include <string.h>
 
 #include "pool.h"
+
+#include "env.h"
 
 #define OUTSIDE_TID 100000 /* the track of threads outside the pool */
 
@@ -108,10 +116,10 @@ static void write_track(FILE *f, const weft__trace_buf *b, unsigned tid, uint64_
                 1e-3 * (double)(end - open->ns), tid);
 }
 
+/* Write the trace to the file start opened, and close it. 0, or the errno
+ * of writing (EIO when the stream does not say which). */
 static int write_json(weft_pool *pool, uint64_t end) {
-    FILE *f = fopen(pool->trace.path, "w");
-    if (!f)
-        return errno;
+    FILE *f = pool->trace.file;
     uint64_t t0 = pool->trace.started_ns;
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"weft\"}}");
@@ -119,7 +127,10 @@ static int write_json(weft_pool *pool, uint64_t end) {
         write_track(f, &pool->trace.collected[i], i, t0, end);
     write_track(f, &pool->trace.outside, OUTSIDE_TID, t0, end);
     fprintf(f, "\n]}\n");
-    return fclose(f) == 0 ? 0 : errno;
+    int err = fflush(f) != 0 ? errno : ferror(f) ? EIO : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    return err;
 }
 
 /* ---- Start and stop ------------------------------------------------------- */
@@ -130,24 +141,26 @@ int weft_trace_start(weft_pool *pool, const char *path) {
     pool = weft__pool_resolve(pool);
     if (!pool)
         return EAGAIN;
-    char *copy = strdup(path);
     weft__trace_buf *collected = calloc(pool->threads, sizeof *collected);
-    if (!copy || !collected) {
-        free(copy);
-        free(collected);
+    if (!collected)
         return ENOMEM;
-    }
-    pthread_mutex_lock(&pool->trace.lock);
-    int err = pool->trace.path ? EBUSY : 0;
+    /* Under stop_lock, the EBUSY check comes before the file is created, so
+     * a second start cannot truncate a file some other path names. */
+    pthread_mutex_lock(&pool->trace.stop_lock);
+    int err = atomic_load_explicit(&pool->trace.on, memory_order_relaxed) ? EBUSY : 0;
+    FILE *f = NULL;
+    if (!err && (f = fopen(path, "w")) == NULL)
+        err = errno; /* ENOENT, EACCES, EISDIR, ENOTDIR, ... */
     if (!err) {
-        pool->trace.path = copy, copy = NULL;
+        pthread_mutex_lock(&pool->trace.lock);
+        pool->trace.file = f;
         pool->trace.collected = collected, collected = NULL;
         pool->trace.started_ns = weft__now_ns();
         /* Release: a worker that sees the flag sees the state above. */
         atomic_store_explicit(&pool->trace.on, true, memory_order_release);
+        pthread_mutex_unlock(&pool->trace.lock);
     }
-    pthread_mutex_unlock(&pool->trace.lock);
-    free(copy);
+    pthread_mutex_unlock(&pool->trace.stop_lock);
     free(collected);
     return err;
 }
@@ -178,9 +191,8 @@ int weft_trace_stop(weft_pool *pool) {
             weft__trace_buf_free(&pool->trace.collected[i]);
         weft__trace_buf_free(&pool->trace.outside);
         free(pool->trace.collected);
-        free(pool->trace.path);
         pool->trace.collected = NULL;
-        pool->trace.path = NULL;
+        pool->trace.file = NULL; /* closed by write_json */
         pthread_mutex_unlock(&pool->trace.lock);
     }
     pthread_mutex_unlock(&pool->trace.stop_lock);
@@ -199,5 +211,12 @@ void weft__trace_from_env(weft_pool *pool) {
         snprintf(buf, sizeof buf, "%s", path);
     else
         snprintf(buf, sizeof buf, "%s.%u", path, n);
-    weft_trace_start(pool, buf); /* best effort: tracing is a debugging aid */
+    /* Best effort: tracing is a debugging aid, the pool works without it. */
+    int err = weft_trace_start(pool, buf);
+    if (err) {
+        char why[128];
+        if (strerror_r(err, why, sizeof why) != 0)
+            snprintf(why, sizeof why, "error %d", err);
+        weft__env_warn("WEFT_TRACE", path, "cannot create %s: %s", buf, why);
+    }
 }

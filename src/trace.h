@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "atomics.h"
 
@@ -36,9 +37,9 @@ typedef struct weft__trace_buf {
 typedef struct weft__trace_state {
     _Atomic bool on;            /* A: recording */
     _Atomic uint32_t flow;      /* A: last flow id */
-    pthread_mutex_t lock;       /* guards path, collected, outside */
-    pthread_mutex_t stop_lock;  /* one weft_trace_stop at a time */
-    char *path;                 /* L: where stop writes */
+    pthread_mutex_t lock;       /* guards file, collected, outside */
+    pthread_mutex_t stop_lock;  /* one weft_trace_start or _stop at a time */
+    FILE *file;                 /* L: opened by start, written and closed by stop */
     weft__trace_buf *collected; /* L: workers' buffers, handed over at stop */
     weft__trace_buf outside;    /* L: wake-ups by threads outside the pool */
     uint64_t started_ns;        /* L */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "child.h"
 #include "jobs.h"
 #include "failmalloc.h"
 #include "os.h"
@@ -84,6 +85,39 @@ TEST(thread_count_from_config_env_and_cpus) {
         CHECK_EQ(weft_pool_destroy(pool), 0);
     }
     unsetenv("WEFT_NUM_THREADS");
+}
+
+/* A bad WEFT_NUM_THREADS says so, once per process and value, on one line of
+ * stderr naming the value it ignored and the count it uses instead. */
+static const char *num_threads_value;
+
+static void create_two_pools(void) {
+    setenv("WEFT_NUM_THREADS", num_threads_value, 1);
+    unsigned cpus = weft__os_cpu_count();
+    for (int i = 0; i < 2; i++) {
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, NULL), 0);
+        CHECK_EQ(weft_pool_threads(pool), cpus < WEFT_THREADS_MAX ? cpus : WEFT_THREADS_MAX);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
+TEST(bad_num_threads_is_reported_once) {
+    const char *bad[] = {"abc", "-1", "0", "5000", "5x", "99999999999999999999999"};
+    unsigned cpus = weft__os_cpu_count();
+    for (int i = 0; i < 6; i++) {
+        char err[1024], want[256];
+        num_threads_value = bad[i];
+        CHECK(child_exited_ok(child_run(create_two_pools, err, sizeof err)));
+        snprintf(want, sizeof want,
+                 "weft: ignoring WEFT_NUM_THREADS=\"%s\": not a number from 1 to %u; using %u\n",
+                 bad[i], WEFT_THREADS_MAX, cpus < WEFT_THREADS_MAX ? cpus : WEFT_THREADS_MAX);
+        CHECK(strcmp(err, want) == 0); /* one line for two pools */
+    }
+    char err[1024];
+    num_threads_value = ""; /* set but empty: as unset, silently */
+    CHECK(child_exited_ok(child_run(create_two_pools, err, sizeof err)));
+    CHECK_EQ(strlen(err), 0);
 }
 
 enum { HOOK_THREADS = 4 };

@@ -104,10 +104,6 @@ static void nothing_job(void *arg) {
     (void)arg;
 }
 
-TEST(null_fn_does_nothing) {
-    weft_broadcast(NULL, NULL, NULL);
-}
-
 /* The interleaving the final check exists for: the worker searched (nothing)
  * and is about to lock its slot when a broadcast is posted; the broadcaster's
  * wake-up pass finds the worker awake and moves on. Only the check after the

@@ -1,11 +1,13 @@
 /* Timeline tracing: a traced workload writes Chrome trace-event JSON that
  * parses, has a track per worker whose slices never overlap, and draws
  * wake-ups as paired flows (tools/check_trace.py checks it); the errors. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 #include "jobs.h"
 #include "weft.h"
 
@@ -71,7 +73,75 @@ TEST(bad_input) {
     CHECK_EQ(weft_trace_stop(NULL), EINVAL); /* the default pool is not tracing */
     weft_pool *pool;
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1}), 0);
-    CHECK_EQ(weft_trace_start(pool, "/nonexistent-dir/trace.json"), 0);
-    CHECK_EQ(weft_trace_stop(pool), ENOENT); /* the file cannot be created */
+    CHECK_EQ(weft_trace_start(pool, "/nonexistent-dir/trace.json"), ENOENT); /* at start */
+    CHECK_EQ(weft_trace_stop(pool), EINVAL); /* so it is not tracing */
     CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* The number of entries in directory dir, besides . and .. */
+static int entries(const char *dir) {
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* weft_trace_start creates the file, or returns why it cannot, leaving
+ * nothing behind; a start that fails with EBUSY does not touch its path. */
+TEST(start_creates_the_file_or_says_why_not) {
+    char dir[] = "/tmp/weft-trace-dir-XXXXXX", path[256], other[256], under_file[256];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    snprintf(other, sizeof other, "%s/other.json", dir);
+    snprintf(under_file, sizeof under_file, "%s/t.json/x.json", dir);
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2}), 0);
+    CHECK_EQ(weft_trace_start(pool, "/no/such/dir/t.json"), ENOENT);
+    CHECK_EQ(weft_trace_start(pool, dir), EISDIR);
+    CHECK_EQ(entries(dir), 0); /* nothing left behind */
+    CHECK_EQ(weft_trace_stop(pool), EINVAL);
+
+    CHECK_EQ(weft_trace_start(pool, path), 0);
+    CHECK_EQ(access(path, F_OK), 0); /* created at start */
+    CHECK_EQ(weft_trace_start(pool, other), EBUSY);
+    CHECK(access(other, F_OK) != 0); /* not created */
+    weft_pool *second;
+    CHECK_EQ(weft_pool_create(&second, &(weft_config){.threads = 1}), 0);
+    CHECK_EQ(weft_trace_start(second, under_file), ENOTDIR);
+    CHECK_EQ(weft_pool_destroy(second), 0);
+    weft_run(pool, nothing, NULL);
+    CHECK_EQ(weft_trace_stop(pool), 0);
+    check_file(path, 2);
+    CHECK_EQ(entries(dir), 1);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* WEFT_TRACE naming a file that cannot be created says so once on stderr,
+ * however many pools are created; the pools work untraced. */
+static void pools_with_a_bad_trace_path(void) {
+    setenv("WEFT_TRACE", "/no/such/dir/t.json", 1);
+    for (int i = 0; i < 3; i++) {
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2}), 0);
+        fib f = {12, 0};
+        weft_run(pool, fib_job, &f);
+        CHECK_EQ(f.r, 144);
+        CHECK_EQ(weft_trace_stop(pool), EINVAL); /* not tracing */
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
+TEST(bad_trace_env_is_reported_once) {
+    char err[1024], want[256];
+    CHECK(child_exited_ok(child_run(pools_with_a_bad_trace_path, err, sizeof err)));
+    snprintf(want, sizeof want,
+             "weft: ignoring WEFT_TRACE=\"/no/such/dir/t.json\": cannot create "
+             "/no/such/dir/t.json: %s\n",
+             strerror(ENOENT));
+    CHECK(strcmp(err, want) == 0);
 }

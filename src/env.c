@@ -1,0 +1,68 @@
+/* The environment: WEFT_NUM_THREADS here, WEFT_TRACE in trace.c.
+ *
+ * A value weft cannot use is not silently replaced: it gets one line on
+ * stderr saying what was ignored and what is used instead, as libomp does
+ * for its OMP_ variables. Pools are created many times in one process (and
+ * read the environment each time), so a warning is printed once per variable
+ * and value: again only when the variable changes to another bad value.
+ * Values are compared on their first VALUE_MAX - 1 bytes.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "env.h"
+
+#include "weft.h"
+
+#define VALUE_MAX 256 /* bytes of a value remembered for the once-only check */
+
+/* The last value warned about, per variable; under lock. */
+static struct {
+    const char *name;
+    char value[VALUE_MAX];
+} warned[] = {{"WEFT_NUM_THREADS", ""}, {"WEFT_TRACE", ""}};
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* True the first time name has this value (and records it). */
+static bool first_time(const char *name, const char *value) {
+    bool first = true;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < sizeof warned / sizeof warned[0]; i++) {
+        if (strcmp(warned[i].name, name) != 0)
+            continue;
+        first = strncmp(warned[i].value, value, VALUE_MAX - 1) != 0;
+        snprintf(warned[i].value, VALUE_MAX, "%s", value);
+    }
+    pthread_mutex_unlock(&lock);
+    return first;
+}
+
+void weft__env_warn(const char *name, const char *value, const char *why, ...) {
+    if (!first_time(name, value))
+        return;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "weft: ignoring %s=\"%s\": ", name, value);
+    va_list ap;
+    va_start(ap, why);
+    if (n >= 0 && (size_t)n < sizeof line)
+        vsnprintf(line + n, sizeof line - (size_t)n, why, ap);
+    va_end(ap);
+    fprintf(stderr, "%s\n", line); /* one call: one line, even among threads */
+}
+
+unsigned weft__env_threads(unsigned fallback) {
+    const char *env = getenv("WEFT_NUM_THREADS");
+    if (!env || !*env)
+        return fallback;
+    char *end;
+    unsigned long n = strtoul(env, &end, 10);
+    /* "-1" wraps to ULONG_MAX, an overflow saturates there: out of range. */
+    if (*end == '\0' && n >= 1 && n <= WEFT_THREADS_MAX)
+        return (unsigned)n;
+    weft__env_warn("WEFT_NUM_THREADS", env, "not a number from 1 to %u; using %u", WEFT_THREADS_MAX,
+                   fallback);
+    return fallback;
+}

@@ -1,0 +1,17 @@
+/* Settings read from the environment, and the warning a bad one gets. See
+ * env.c. */
+#ifndef WEFT_ENV_H
+#define WEFT_ENV_H
+
+#include "atomics.h"
+
+/* $WEFT_NUM_THREADS if it is a number from 1 to WEFT_THREADS_MAX, else
+ * fallback; a set, non-empty value that is not gets a warning. */
+WEFT_HIDDEN unsigned weft__env_threads(unsigned fallback);
+
+/* Print "weft: ignoring NAME="value": <why>" on stderr, unless the last
+ * warning about NAME was for the same value. why is a printf format. */
+WEFT_HIDDEN void weft__env_warn(const char *name, const char *value, const char *why, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
