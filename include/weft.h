@@ -168,6 +168,21 @@ typedef struct weft_config {
  * on_exit has run. */
 WEFT_API int weft_pool_create(weft_pool **pool, const weft_config *config);
 
+/* weft_pool_create for a config of config_size bytes. ABI growth: new fields
+ * are only ever added at the end of weft_config, and the weft_pool_create macro
+ * below passes the size of the weft_config the caller was compiled with, so a
+ * program built against an older header never has the library read past its
+ * struct: fields beyond config_size take their defaults. A config larger than
+ * this library's (a program built against a newer header) is accepted if the
+ * fields this library does not know are zero (their defaults), else EINVAL.
+ * Otherwise as weft_pool_create; config_size is ignored when config is NULL. */
+WEFT_API int weft_pool_create_sized(weft_pool **pool, const weft_config *config,
+                                    size_t config_size);
+/* Variadic, so that a compound literal's commas (&(weft_config){.threads = 2,
+ * .leave = ...}) stay one argument. */
+#define weft_pool_create(pool, ...)                                                                \
+    weft_pool_create_sized((pool), (__VA_ARGS__), sizeof(weft_config))
+
 /* Finish every job queued or spawned in the pool (including jobs those jobs
  * spawn, and follow-ups of events already set), stop the workers, join them
  * and free the pool.
@@ -225,6 +240,13 @@ typedef struct weft_stats {
  * measurable on fib with a join at every node (docs/performance.md).
  * A NULL stats does nothing (asserts in debug builds). */
 WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
+
+/* weft_pool_stats for a weft_stats of stats_size bytes: writes exactly that
+ * many (fields this library does not know, in a larger struct, read 0). The
+ * weft_pool_stats macro passes sizeof(weft_stats) as the caller's header has
+ * it, so weft_stats may grow at its end without breaking older programs. */
+WEFT_API void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, size_t stats_size);
+#define weft_pool_stats(pool, ...) weft_pool_stats_sized((pool), (__VA_ARGS__), sizeof(weft_stats))
 
 /* Timeline tracing. weft_trace_start makes pool (NULL: the current pool)
  * record, per worker, when it runs jobs, searches and sleeps, and who woke

@@ -387,12 +387,27 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     return err;
 }
 
-int weft_pool_create(weft_pool **out, const weft_config *config) {
-    static const weft_config defaults;
-    const weft_config *c = config ? config : &defaults;
+/* The caller's config as this library's struct: copy what the caller has,
+ * defaults (zeros) for what it does not; a larger struct's tail must be zero. */
+static int import_config(weft_config *c, const weft_config *config, size_t size) {
+    *c = (weft_config){0};
+    if (!config)
+        return 0;
+    memcpy(c, config, size < sizeof *c ? size : sizeof *c);
+    for (size_t i = sizeof *c; i < size; i++)
+        if (((const unsigned char *)config)[i] != 0)
+            return EINVAL; /* asks for something this library does not know */
+    return 0;
+}
+
+int weft_pool_create_sized(weft_pool **out, const weft_config *config, size_t config_size) {
+    weft_config copy;
+    const weft_config *c = &copy;
     if (!out)
         return EINVAL;
-    int err = check_config(c);
+    int err = import_config(&copy, config, config_size);
+    if (!err)
+        err = check_config(c);
     if (err)
         return err;
     weft_pool *pool = alloc_aligned(sizeof *pool);
@@ -408,6 +423,13 @@ int weft_pool_create(weft_pool **out, const weft_config *config) {
     weft__trace_from_env(pool);
     *out = pool;
     return 0;
+}
+
+/* The symbol behind the macro's name, for programs that call it without the
+ * header's macro (through a pointer, from another language): the config is
+ * as large as this header's. */
+int(weft_pool_create)(weft_pool **out, const weft_config *config) {
+    return weft_pool_create_sized(out, config, sizeof(weft_config));
 }
 
 void weft__pool_ref(weft_pool *pool) {
@@ -545,17 +567,26 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
     out->busy_seconds += life > search + sleep ? life - search - sleep : 0;
 }
 
-void weft_pool_stats(const weft_pool *pool, weft_stats *stats) {
+void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, size_t stats_size) {
     assert(stats && "weft_pool_stats: stats is NULL"); /* release builds: a no-op (weft.h) */
     if (!stats)
         return;
-    *stats = (weft_stats){0};
+    weft_stats all = {0};
     const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
-    if (!p)
-        return;
-    uint64_t now = weft__now_ns();
-    for (unsigned i = 0; i < p->threads; i++)
-        stats_add_worker(stats, &p->workers[i], now);
+    if (p) {
+        uint64_t now = weft__now_ns();
+        for (unsigned i = 0; i < p->threads; i++)
+            stats_add_worker(&all, &p->workers[i], now);
+    }
+    /* Exactly the caller's bytes: an older, smaller struct ends earlier; a
+     * newer, larger one reads 0 in the fields we do not know. */
+    size_t known = stats_size < sizeof all ? stats_size : sizeof all;
+    memcpy(stats, &all, known);
+    memset((unsigned char *)stats + known, 0, stats_size - known);
+}
+
+void(weft_pool_stats)(const weft_pool *pool, weft_stats *stats) {
+    weft_pool_stats_sized(pool, stats, sizeof(weft_stats));
 }
 
 int weft_thread_index(void) {

@@ -1,8 +1,11 @@
 /* weft version. ABI policy: the shared library's SONAME carries
  * WEFT_VERSION_MAJOR. Within one major version, functions and enumerators are
- * only added, never removed or changed; struct weft_config only grows at its
- * end, and a zero-initialised config always means "all defaults". Minor
- * versions add API; patch versions change behaviour only to fix bugs. */
+ * only added, never removed or changed; weft_config and weft_stats only grow
+ * at their end, and the library reads or writes exactly the size the caller
+ * was compiled with (weft_pool_create_sized, weft_pool_stats_sized); a
+ * zero-initialised config always means "all defaults". Minor versions add
+ * API; patch versions change behaviour only to fix bugs. Before 1.0 a minor
+ * version may still change the ABI (CHANGELOG.md says which). */
 #ifndef WEFT_VERSION_H
 #define WEFT_VERSION_H
 
