@@ -573,8 +573,11 @@ class pool {
 };
 
 /* Which pool a call uses: a weft::pool, a weft_pool *, or nullptr / nothing
- * for the default pool. Does not own it; the objects that keep a pool past
- * the call (context, event, phase) take a share of a weft::pool's. */
+ * for the default pool. Does not own it: the caller keeps an owner of the
+ * pool until the call returns (the callable of a spawned job does not count:
+ * the job may run, and end the pool, before weft_spawn has returned). The
+ * objects that keep a pool past the call (context, event, phase) take a
+ * share of a weft::pool's. */
 class pool_ref {
   public:
     pool_ref() noexcept = default;

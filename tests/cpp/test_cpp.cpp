@@ -816,12 +816,20 @@ TEST(event_keeps_its_pool_alive) {
 
 TEST(pool_released_inside_its_own_job) {
     teardown t;
-    weft::pool p(t.config(2));
-    weft_pool *raw = p.get();
-    /* The job's callable owns the pool and is destroyed inside the job, where
-     * weft_pool_destroy cannot run (EDEADLK): the destruction is handed over
-     * and happens once the job has returned. */
-    weft::spawn(raw, [owned = std::move(p)] { CHECK(owned.get() != nullptr); });
+    auto shared = std::make_shared<weft::pool>(t.config(2));
+    std::atomic<bool> others_gone{false};
+    /* The job's callable holds the pool's last owner once the caller has let
+     * go (after weft::spawn returned: a call needs an owner until it returns).
+     * It is destroyed inside the job, where weft_pool_destroy cannot run
+     * (EDEADLK): the destruction is handed over and happens once the job has
+     * returned. */
+    weft::spawn(*shared, [shared, &others_gone] {
+        while (!others_gone.load(std::memory_order_acquire))
+            std::this_thread::yield();
+        CHECK_EQ(shared.use_count(), 1);
+    });
+    shared.reset();
+    others_gone.store(true, std::memory_order_release);
     t.wait_until_freed();
     CHECK_EQ(t.exited.load(), 2);
 }
