@@ -36,9 +36,16 @@
  * graph::run use the default pool, even on a worker of another pool, so pass
  * the pool there.
  *
+ * Ownership. A weft::pool and the weft::context, weft::event and weft::phase
+ * objects made from it share the pool: the last of them to go destroys it, so
+ * none of them can outlive it, in whatever order they are destroyed, and no
+ * destructor terminates (see weft::pool). A weft_pool * or nullptr passed
+ * instead is not owned: the C code that created it owns it, and the default
+ * pool lives until the process exits.
+ *
  * Also here: priorities (run and spawn with a weft_priority), contexts (an
- * RAII weft::context), task graphs (weft::graph) and phases (weft::phase).
- * Not wrapped yet: events (weft_event_*; weft.h is included).
+ * RAII weft::context), events (weft::event), task graphs (weft::graph) and
+ * phases (weft::phase).
  */
 #ifndef WEFT_HPP
 #define WEFT_HPP
@@ -273,7 +280,7 @@ template <class F, class Submit> void spawn_detached(F &&f, Submit submit, const
 template <class I>
 inline constexpr bool is_index = std::is_integral_v<I> && !std::is_same_v<I, bool>;
 
-/* Hooks of a pool created from a weft::config; owned by the pool. */
+/* Hooks of a pool created from a weft::config; owned by the pool's state. */
 struct hooks {
     std::function<void(unsigned)> on_start, on_exit;
     static void start(unsigned worker, void *self) noexcept {
@@ -286,6 +293,119 @@ struct hooks {
         if (h->on_exit)
             h->on_exit(worker);
     }
+};
+
+/* What the owners of a pool share: the weft::pool that created it, and each
+ * weft::context, weft::event and weft::phase made from it. The last owner to
+ * let go ends the pool (end_pool). A pool named by a weft_pool * or nullptr
+ * has no state here: its C code, or the process, owns it. */
+struct pool_state {
+    std::atomic<std::size_t> owners{1}; /* A: see pool_share */
+    weft_pool *handle = nullptr;        /* set once, before the state is shared */
+    std::unique_ptr<hooks> user_hooks;  /* weft_config.user points here */
+};
+
+/* The pool outlives its last owner: something made through the C handle (a
+ * context acquired, or an unset event holding follow-ups) still uses it, so
+ * it must not be freed, and nothing tells us when that ends. Its hooks stay
+ * with it (the workers still call them); the state goes. */
+inline void keep_pool(pool_state *s) noexcept {
+    (void)s->user_hooks.release();
+    delete s;
+}
+
+/* A job of the default pool: destroy a pool whose last owner let go inside
+ * one of its own jobs. weft_pool_destroy, there, finishes the pool's work
+ * and joins its threads, so it returns only after that job has; the default
+ * pool's worker participates in its own pool meanwhile. */
+inline void end_pool_later(void *arg) noexcept {
+    auto *s = static_cast<pool_state *>(arg);
+    if (weft_pool_destroy(s->handle) == 0)
+        delete s; /* the workers ran on_exit before weft_pool_destroy returned */
+    else
+        keep_pool(s);
+}
+
+/* The last owner let go: destroy the pool now, on this thread, if it can be.
+ * The decision, by weft_pool_destroy's answer:
+ *  0        destroyed (its work finished, its threads joined): free the hooks;
+ *  EDEADLK  this thread runs one of the pool's jobs, which the destruction
+ *           would wait for: hand it to the default pool (end_pool_later); if
+ *           that cannot queue a job (no memory, no default pool), keep it;
+ *  EBUSY    a context of the pool acquired through the C handle, or (with
+ *           weft_event_then) an unset event of it, still uses it: keep it;
+ *  EINVAL   the default pool, which is never destroyed: keep it (a
+ *           pool_state never holds it: only weft_pool_create fills one).
+ * Never throws nor terminates: it runs in destructors. */
+inline void end_pool(pool_state *s) noexcept {
+    int err = weft_pool_destroy(s->handle);
+    if (err == 0) {
+        delete s;
+        return;
+    }
+    if (err == EDEADLK) {
+        /* The default pool explicitly: NULL would mean this thread's pool. */
+        weft_pool *elsewhere = weft_pool_default();
+        if (elsewhere && weft_spawn(elsewhere, &end_pool_later, s) == 0)
+            return;
+    }
+    keep_pool(s);
+}
+
+/* One owner's share of a pool_state (or of nothing). Move-only. */
+class pool_share {
+  public:
+    pool_share() noexcept = default;
+    /* A new state: its first share. */
+    static pool_share adopt(pool_state *s) noexcept {
+        pool_share share;
+        share.s_ = s;
+        return share;
+    }
+    /* Another share of the state an owner holds (nothing for nullptr). */
+    explicit pool_share(pool_state *s) noexcept : s_(s) {
+        /* Relaxed: the caller holds a share, so the count cannot reach zero
+         * meanwhile; the decrements order the uses (as std::shared_ptr). */
+        if (s_)
+            s_->owners.fetch_add(1, std::memory_order_relaxed);
+    }
+    pool_share(pool_share &&other) noexcept : s_(std::exchange(other.s_, nullptr)) {}
+    pool_share &operator=(pool_share &&other) noexcept {
+        if (this != &other) {
+            reset();
+            s_ = std::exchange(other.s_, nullptr);
+        }
+        return *this;
+    }
+    pool_share(const pool_share &) = delete;
+    pool_share &operator=(const pool_share &) = delete;
+    ~pool_share() {
+        reset();
+    }
+
+    /* Let go; the last share ends the pool (end_pool). */
+    void reset() noexcept {
+        pool_state *s = std::exchange(s_, nullptr);
+        /* Acq_rel: each owner's uses of the pool happen-before the last
+         * owner's weft_pool_destroy. */
+        if (s && s->owners.fetch_sub(1, std::memory_order_acq_rel) == 1)
+            end_pool(s);
+    }
+    /* Is this the only share? Acquire: pairs with the other owners' last
+     * decrements, so their uses of the pool happened before. */
+    bool sole() const noexcept {
+        return s_ && s_->owners.load(std::memory_order_acquire) == 1;
+    }
+    /* Give up the share without ending the pool: the caller destroyed it. */
+    pool_state *release() noexcept {
+        return std::exchange(s_, nullptr);
+    }
+    pool_state *get() const noexcept {
+        return s_;
+    }
+
+  private:
+    pool_state *s_ = nullptr;
 };
 
 } // namespace detail
@@ -337,8 +457,29 @@ class config {
     std::function<void(unsigned)> on_start_, on_exit_;
 };
 
-/* A pool that this object owns: created by the constructor, destroyed (its
- * queued and spawned work finished, its threads joined) by the destructor.
+/* A pool created by the constructor and owned by this object, together with
+ * every weft::context, weft::event and weft::phase made from it: each holds a
+ * share of the pool, and the last of them to go destroys it (weft_pool_destroy:
+ * its queued and spawned work finished, its threads joined). So a context may
+ * outlive its weft::pool (declared in the other order, moved from, reset
+ * first): the pool lives on until the context is released, then it is
+ * destroyed on the thread that releases it.
+ *
+ * The last owner's destructor never throws nor terminates. Where
+ * weft_pool_destroy cannot run:
+ *  - the last owner goes inside one of the pool's own jobs (a job whose
+ *    callable owns the pool, an event's follow-up dropping the last event):
+ *    the destruction is a job of the default pool, which runs it once that job
+ *    has returned; the pool's threads end shortly after the last owner, not
+ *    before its destructor returns;
+ *  - something made through the C handle, which holds no share (a context
+ *    acquired with weft_context_acquire(pool.get(), ...), an unset
+ *    weft_event_create event holding follow-ups), still uses the pool
+ *    (EBUSY): the pool is kept, never destroyed nor freed, so that it stays
+ *    valid for them; its threads sleep until the process exits. Use
+ *    weft::context and weft::event, or release what the C handle made first.
+ * destroy() reports both as exceptions instead.
+ *
  * Move-only; a moved-from pool owns nothing and may only be destroyed or
  * assigned to. */
 class pool {
@@ -350,97 +491,97 @@ class pool {
         weft_config raw = c.c_;
         if (c.has_name_)
             raw.name = c.name_.c_str(); /* copied by weft_pool_create */
+        std::unique_ptr<detail::hooks> hooks;
         if (c.on_start_ || c.on_exit_) {
-            hooks_.reset(new detail::hooks{c.on_start_, c.on_exit_});
+            hooks.reset(new detail::hooks{c.on_start_, c.on_exit_});
             raw.on_start = detail::hooks::start;
             raw.on_exit = detail::hooks::exit;
-            raw.user = hooks_.get();
+            raw.user = hooks.get();
         }
-        create(raw);
+        create(raw, std::move(hooks));
     }
     /* From a C configuration, hooks and all. */
     explicit pool(const weft_config &c) {
-        create(c);
+        create(c, nullptr);
     }
 
-    pool(pool &&other) noexcept
-        : pool_(std::exchange(other.pool_, nullptr)), hooks_(std::move(other.hooks_)) {}
-    pool &operator=(pool &&other) noexcept {
-        if (this != &other) {
-            reset();
-            pool_ = std::exchange(other.pool_, nullptr);
-            hooks_ = std::move(other.hooks_);
-        }
-        return *this;
-    }
+    pool(pool &&other) noexcept = default;
+    /* Lets go of this object's pool first (see the destructor). */
+    pool &operator=(pool &&other) noexcept = default;
     pool(const pool &) = delete;
     pool &operator=(const pool &) = delete;
 
-    /* weft_pool_destroy. Destroying a pool from one of its own jobs is a
-     * contract violation (EDEADLK) and calls std::terminate; call destroy()
-     * to get the error as an exception instead. */
-    ~pool() {
-        reset();
-    }
+    /* Let go of the pool: weft_pool_destroy if this is its last owner (see
+     * above for what happens where that cannot run). */
+    ~pool() = default;
 
-    /* weft_pool_destroy now: finish the pool's work, join its threads. Throws
-     * std::system_error(EDEADLK) from one of the pool's own jobs, leaving the
-     * pool intact. Afterwards the object owns nothing. */
+    /* weft_pool_destroy now: finish the pool's work, join its threads;
+     * afterwards the object owns nothing. Throws std::system_error, leaving
+     * the pool and this object as they were: EBUSY if a context, event or
+     * phase still holds a share of the pool, or if a context acquired through
+     * the C handle is still held; EDEADLK from one of the pool's own jobs. */
     void destroy() {
-        if (!pool_)
+        if (!share_.get())
             return;
-        int err = weft_pool_destroy(pool_);
+        if (!share_.sole())
+            detail::throw_error(EBUSY, "weft_pool_destroy");
+        int err = weft_pool_destroy(share_.get()->handle);
         if (err)
             detail::throw_error(err, "weft_pool_destroy");
-        pool_ = nullptr;
-        hooks_.reset(); /* the workers ran on_exit before weft_pool_destroy returned */
+        /* The workers ran on_exit before weft_pool_destroy returned. */
+        delete share_.release();
     }
 
-    /* The C handle, for the C API; nullptr once moved from or destroyed. */
+    /* The C handle, for the C API; nullptr once moved from or destroyed.
+     * Valid while an owner of the pool lives; what it is used to make holds
+     * no share (see above). */
     weft_pool *get() const noexcept {
-        return pool_;
+        return share_.get() ? share_.get()->handle : nullptr;
     }
     unsigned threads() const noexcept {
-        assert(pool_);
-        return weft_pool_threads(pool_);
+        assert(get());
+        return weft_pool_threads(get());
     }
     /* weft_pool_slots: threads + contexts, for per-thread data indexed by
      * weft::thread_index(). */
     unsigned slots() const noexcept {
-        assert(pool_);
-        return weft_pool_slots(pool_);
+        assert(get());
+        return weft_pool_slots(get());
     }
     /* weft_pool_stats. */
     weft_stats stats() const noexcept {
-        assert(pool_);
+        assert(get());
         weft_stats s;
-        weft_pool_stats(pool_, &s);
+        weft_pool_stats(get(), &s);
         return s;
     }
 
   private:
-    void create(const weft_config &c) {
-        int err = weft_pool_create(&pool_, &c);
+    friend class pool_ref;
+
+    void create(const weft_config &c, std::unique_ptr<detail::hooks> hooks) {
+        /* The state first: once the pool exists, nothing may fail. */
+        std::unique_ptr<detail::pool_state> s(new detail::pool_state);
+        int err = weft_pool_create(&s->handle, &c);
         if (err)
             detail::throw_error(err, "weft_pool_create");
-    }
-    void reset() noexcept {
-        if (pool_ && weft_pool_destroy(pool_) != 0)
-            std::terminate();
-        pool_ = nullptr;
-        hooks_.reset();
+        s->user_hooks = std::move(hooks);
+        share_ = detail::pool_share::adopt(s.release());
     }
 
-    weft_pool *pool_ = nullptr;
-    std::unique_ptr<detail::hooks> hooks_;
+    detail::pool_share share_;
 };
 
 /* Which pool a call uses: a weft::pool, a weft_pool *, or nullptr / nothing
- * for the default pool. Does not own it. */
+ * for the default pool. Does not own it: the caller keeps an owner of the
+ * pool until the call returns (the callable of a spawned job does not count:
+ * the job may run, and end the pool, before weft_spawn has returned). The
+ * objects that keep a pool past the call (context, event, phase) take a
+ * share of a weft::pool's. */
 class pool_ref {
   public:
     pool_ref() noexcept = default;
-    pool_ref(const pool &p) noexcept : pool_(p.get()) {
+    pool_ref(const pool &p) noexcept : pool_(p.get()), state_(p.share_.get()) {
         assert(pool_ && "weft::pool used after it was moved from or destroyed");
     }
     /* Exactly a weft_pool * or nullptr: a template, so that a literal 0 (an
@@ -455,7 +596,16 @@ class pool_ref {
     }
 
   private:
+    friend class context;
+    friend class event;
+    friend class phase;
+    /* A share of the pool, for an object that uses it after the call. */
+    detail::pool_share share() const noexcept {
+        return detail::pool_share(state_);
+    }
+
     weft_pool *pool_ = nullptr;
+    detail::pool_state *state_ = nullptr; /* a weft::pool's, else none */
 };
 
 /* The process-wide default pool (weft_pool_default); throws
@@ -746,16 +896,17 @@ template <class F> void broadcast(pool_ref p, const F &f) {
  *
  * The pool is required (nullptr: the default pool), so that
  * `weft::phase(pool);` cannot silently declare a variable named pool. Give the
- * object a name: a temporary would end the phase at once. Move-only. */
+ * object a name: a temporary would end the phase at once. Move-only. An
+ * active phase of a weft::pool holds a share of it (see weft::pool). */
 class phase {
   public:
     /* fast_leave: what the destructor passes to weft_phase_end. */
     explicit phase(pool_ref p, bool fast_leave = false) noexcept
-        : pool_(p.get()), fast_leave_(fast_leave), active_(true) {
+        : pool_(p.get()), share_(p.share()), fast_leave_(fast_leave), active_(true) {
         weft_phase_begin(pool_);
     }
     phase(phase &&other) noexcept
-        : pool_(other.pool_), fast_leave_(other.fast_leave_),
+        : pool_(other.pool_), share_(std::move(other.share_)), fast_leave_(other.fast_leave_),
           active_(std::exchange(other.active_, false)) {}
     phase &operator=(phase &&) = delete;
     phase(const phase &) = delete;
@@ -764,17 +915,20 @@ class phase {
         end(fast_leave_);
     }
 
-    /* End the phase now (once; later calls and the destructor do nothing).
-     * fast_leave: idle workers sleep at once until new work arrives. */
+    /* End the phase now (once; later calls and the destructor do nothing),
+     * then let go of the pool. fast_leave: idle workers sleep at once until
+     * new work arrives. */
     void end(bool fast_leave = false) noexcept {
         if (active_) {
             active_ = false;
             weft_phase_end(pool_, fast_leave);
+            share_.reset();
         }
     }
 
   private:
     weft_pool *pool_;
+    detail::pool_share share_;
     bool fast_leave_;
     bool active_;
 };
@@ -921,10 +1075,14 @@ template <class F> void spawn(pool_ref p, weft_priority priority, F &&f) {
  * The pool needs config().contexts(n). Throws std::system_error: EINVAL (a
  * worker, or a thread that already holds a context), EBUSY (every context
  * is taken), EAGAIN (no default pool). Bound to its thread: neither copied
- * nor moved; release it on the thread that acquired it. */
+ * nor moved; release it on the thread that acquired it.
+ *
+ * A context of a weft::pool holds a share of it until released: the pool
+ * lives at least as long, and if the context is its last owner, release()
+ * (or the destructor) destroys it, on this thread (see weft::pool). */
 class context {
   public:
-    explicit context(pool_ref p) {
+    explicit context(pool_ref p) : share_(p.share()) {
         int err = weft_context_acquire(p.get(), &context_);
         if (err)
             detail::throw_error(err, "weft_context_acquire");
@@ -934,16 +1092,19 @@ class context {
     ~context() {
         release();
     }
-    /* Run what is still queued on the context, then give it back (once). */
+    /* Run what is still queued on the context, then give it back (once),
+     * then let go of the pool. */
     void release() noexcept {
         if (context_)
             weft_context_release(std::exchange(context_, nullptr));
+        share_.reset();
     }
     weft_context *get() const noexcept {
         return context_;
     }
 
   private:
+    detail::pool_share share_;
     weft_context *context_ = nullptr;
 };
 
@@ -956,24 +1117,34 @@ class context {
  *
  * Move-only; the destructor destroys the C event (no thread may still wait on
  * it; a signaller still finishing its signal() is fine). Follow-ups are
- * detached jobs (as weft::spawn: an exception escaping one terminates). */
+ * detached jobs (as weft::spawn: an exception escaping one terminates); those
+ * of an event destroyed before it was set are discarded, never run.
+ *
+ * An event of a weft::pool holds a share of it: the pool lives at least as
+ * long, and if the event is its last owner, the destructor destroys the C
+ * event (discarding follow-ups if unset), then the pool, which waits for the
+ * follow-ups already queued (see weft::pool). */
 class event {
   public:
-    event(pool_ref p, unsigned dependencies) {
+    event(pool_ref p, unsigned dependencies) : share_(p.share()) {
         int err = weft_event_create(&event_, p.get(), dependencies);
         if (err)
             detail::throw_error(err, "weft_event_create");
     }
-    event(event &&other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
+    event(event &&other) noexcept
+        : share_(std::move(other.share_)), event_(std::exchange(other.event_, nullptr)) {}
     event &operator=(event &&other) noexcept {
-        if (this != &other)
-            weft_event_destroy(std::exchange(event_, std::exchange(other.event_, nullptr)));
+        if (this != &other) {
+            reset();
+            share_ = std::move(other.share_);
+            event_ = std::exchange(other.event_, nullptr);
+        }
         return *this;
     }
     event(const event &) = delete;
     event &operator=(const event &) = delete;
     ~event() {
-        weft_event_destroy(event_);
+        reset();
     }
 
     void signal() noexcept {
@@ -996,6 +1167,14 @@ class event {
     }
 
   private:
+    /* The C event before the pool: it may hold follow-ups counted in the
+     * pool's pending work. */
+    void reset() noexcept {
+        weft_event_destroy(std::exchange(event_, nullptr));
+        share_.reset();
+    }
+
+    detail::pool_share share_;
     weft_event *event_ = nullptr;
 };
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -660,8 +661,190 @@ TEST(event_waits_for_every_signal_and_runs_follow_ups) {
         for (std::size_t i = 0; i < 16; i++)
             CHECK_EQ(slots[i], i + 1);
     } /* each event is destroyed right after its wait */
-    weft::event moved = weft::event(pool, 0);
-    CHECK(moved.is_set());
+    {
+        weft::event moved = weft::event(pool, 0);
+        CHECK(moved.is_set());
+    } /* an event holds a share of its pool: destroy() would throw EBUSY */
     pool.destroy();
     CHECK_EQ(followed.load(), 50);
+}
+
+/* Watches a pool's end: its workers' exits (on_exit), and its hooks being
+ * freed, which happens only after weft_pool_destroy has returned (the workers
+ * are joined). */
+struct teardown {
+    std::atomic<int> exited{0};
+    std::atomic<bool> hooks_freed{false};
+
+    struct on_free {
+        std::atomic<bool> *flag;
+        explicit on_free(std::atomic<bool> *f) : flag(f) {}
+        on_free(const on_free &) = delete;
+        on_free &operator=(const on_free &) = delete;
+        ~on_free() {
+            flag->store(true, std::memory_order_release);
+        }
+    };
+    weft::config config(unsigned n) {
+        auto guard = std::make_shared<on_free>(&hooks_freed);
+        return threads(n).on_exit([this, guard](unsigned) { exited.fetch_add(1); });
+    }
+    /* For a pool destroyed on another thread: no deadline, ctest's timeout
+     * catches a destruction that never comes. */
+    void wait_until_freed() const {
+        while (!hooks_freed.load(std::memory_order_acquire))
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+};
+
+TEST(context_keeps_its_pool_alive) {
+    teardown t;
+    auto owner = std::make_unique<weft::pool>(t.config(2).contexts(1));
+    weft_pool *raw = owner->get();
+    {
+        weft::context ctx(*owner);
+#if WEFT_HPP_EXCEPTIONS
+        int code = 0; /* destroy() cannot destroy it now: it throws, and changes nothing */
+        try {
+            owner->destroy();
+        } catch (const std::system_error &e) {
+            code = e.code().value();
+        }
+        CHECK_EQ(code, EBUSY);
+        CHECK(owner->get() == raw);
+#endif
+        owner.reset(); /* the pool's weft::pool goes first */
+        CHECK_EQ(t.exited.load(), 0);
+        std::atomic<long> sum{0};
+        weft::parallel_for(raw, 0, 1000, [&](int i) { sum += i; });
+        CHECK_EQ(sum.load(), 499500);
+        CHECK_EQ(weft::thread_index(), 2);
+    } /* the last owner: the pool is destroyed here */
+    CHECK_EQ(t.exited.load(), 2);
+    CHECK(t.hooks_freed.load(std::memory_order_acquire));
+
+    /* Moved from: the pool it was moved to goes first; release() lets go. */
+    teardown moved;
+    {
+        weft::pool p(moved.config(1).contexts(1));
+        weft::context ctx(p);
+        { weft::pool q(std::move(p)); }
+        CHECK_EQ(moved.exited.load(), 0);
+        ctx.release();
+        CHECK_EQ(moved.exited.load(), 1);
+        CHECK(moved.hooks_freed.load(std::memory_order_acquire));
+    }
+
+    /* Members in the wrong order: the pool, declared last, is destroyed first. */
+    teardown members;
+    {
+        struct engine {
+            std::optional<weft::context> main_thread;
+            weft::pool workers;
+        } e{std::nullopt, weft::pool(members.config(2).contexts(1))};
+        e.main_thread.emplace(e.workers);
+    }
+    CHECK_EQ(members.exited.load(), 2);
+    CHECK(members.hooks_freed.load(std::memory_order_acquire));
+}
+
+TEST(context_on_another_thread_outlives_the_pool) {
+    teardown t;
+    std::optional<weft::pool> p(std::in_place, t.config(2).contexts(1));
+    weft_pool *raw = p->get();
+    std::atomic<int> step{0};
+    std::atomic<long> sum{0};
+    std::thread user([&] {
+        weft::context ctx(*p);
+        step.store(1, std::memory_order_release);
+        while (step.load(std::memory_order_acquire) != 2)
+            std::this_thread::yield();
+        weft::parallel_for(raw, 0, 100, [&](int i) { sum += i; });
+    }); /* ctx is the last owner: the pool is destroyed on that thread */
+    while (step.load(std::memory_order_acquire) != 1)
+        std::this_thread::yield();
+    p.reset();
+    CHECK_EQ(t.exited.load(), 0);
+    step.store(2, std::memory_order_release);
+    user.join();
+    CHECK_EQ(sum.load(), 4950);
+    CHECK_EQ(t.exited.load(), 2);
+    CHECK(t.hooks_freed.load(std::memory_order_acquire));
+}
+
+TEST(phase_keeps_its_pool_alive) {
+    teardown t;
+    auto owner = std::make_unique<weft::pool>(t.config(2));
+    weft::phase warm(*owner);
+    owner.reset();
+    CHECK_EQ(t.exited.load(), 0);
+    warm.end(); /* the last owner */
+    CHECK_EQ(t.exited.load(), 2);
+    CHECK(t.hooks_freed.load(std::memory_order_acquire));
+}
+
+TEST(event_keeps_its_pool_alive) {
+    teardown t;
+    std::atomic<int> followed{0};
+    auto owner = std::make_unique<weft::pool>(t.config(2));
+    {
+        weft::event done(*owner, 1);
+        owner.reset();
+        CHECK_EQ(t.exited.load(), 0);
+        done.then([&followed] { followed.fetch_add(1); });
+        weft::event moved(std::move(done));
+        moved.signal();
+        moved.wait();
+    } /* the last owner: the destruction waits for the follow-up */
+    CHECK_EQ(followed.load(), 1);
+    CHECK_EQ(t.exited.load(), 2);
+    CHECK(t.hooks_freed.load(std::memory_order_acquire));
+
+    /* Never set: its follow-up is discarded, and the pool still goes. */
+    teardown unset;
+    owner = std::make_unique<weft::pool>(unset.config(1));
+    {
+        weft::event never(*owner, 1);
+        never.then([&followed] { followed.fetch_add(1); });
+        owner.reset();
+        CHECK_EQ(unset.exited.load(), 0);
+    }
+    CHECK_EQ(followed.load(), 1);
+    CHECK_EQ(unset.exited.load(), 1);
+    CHECK(unset.hooks_freed.load(std::memory_order_acquire));
+}
+
+TEST(pool_released_inside_its_own_job) {
+    teardown t;
+    auto shared = std::make_shared<weft::pool>(t.config(2));
+    std::atomic<bool> others_gone{false};
+    /* The job's callable holds the pool's last owner once the caller has let
+     * go (after weft::spawn returned: a call needs an owner until it returns).
+     * It is destroyed inside the job, where weft_pool_destroy cannot run
+     * (EDEADLK): the destruction is handed over and happens once the job has
+     * returned. */
+    weft::spawn(*shared, [shared, &others_gone] {
+        while (!others_gone.load(std::memory_order_acquire))
+            std::this_thread::yield();
+        CHECK_EQ(shared.use_count(), 1);
+    });
+    shared.reset();
+    others_gone.store(true, std::memory_order_release);
+    t.wait_until_freed();
+    CHECK_EQ(t.exited.load(), 2);
+}
+
+TEST(pool_used_by_a_c_context_is_kept) {
+    weft_pool *raw = nullptr;
+    weft_context *ctx = nullptr;
+    {
+        weft::pool p(threads(2).contexts(1));
+        raw = p.get();
+        CHECK_EQ(weft_context_acquire(raw, &ctx), 0); /* through the C handle: no share */
+    } /* EBUSY: the pool is kept, not destroyed under the context */
+    std::atomic<long> sum{0};
+    weft::parallel_for(raw, 0, 100, [&](int i) { sum += i; });
+    CHECK_EQ(sum.load(), 4950);
+    weft_context_release(ctx);
+    CHECK_EQ(weft::run(raw, [] { return 6; }), 6);
 }
