@@ -5,9 +5,7 @@
  * run must give a documented errno or succeed, run every job whose submission
  * returned 0 exactly once, leave the pool working, and leak nothing (the
  * ASan stage's LeakSanitizer checks at exit). A hang fails by ctest's timeout.
- *
- * The binary links with -Wl,--wrap for those five functions: weft's own calls
- * (and this file's) come here; the C library's internal ones do not. */
+ * The injector is tests/faults.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -16,53 +14,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "faults.h"
 #include "jobs.h"
 #include "weft.h"
-
-/* ---- The injector ---------------------------------------------------------- */
-
-/* Calls left before the one that fails; -1: disarmed. Process-wide, because
- * weft allocates on its workers too (deque growth, reduce accumulators). */
-static _Atomic long countdown = -1;
-static _Atomic bool fired;
-
-static bool fail_now(void) {
-    long n = atomic_load(&countdown);
-    while (n >= 0) {
-        if (atomic_compare_exchange_weak(&countdown, &n, n - 1)) {
-            if (n == 0)
-                atomic_store(&fired, true);
-            return n == 0;
-        }
-    }
-    return false;
-}
-
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__real_aligned_alloc(size_t align, size_t size);
-int __real_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg);
-
-void *__wrap_malloc(size_t size) {
-    return fail_now() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t n, size_t size) {
-    return fail_now() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t size) {
-    return fail_now() ? NULL : __real_realloc(p, size);
-}
-
-void *__wrap_aligned_alloc(size_t align, size_t size) {
-    return fail_now() ? NULL : __real_aligned_alloc(align, size);
-}
-
-int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg) {
-    return fail_now() ? EAGAIN : __real_pthread_create(t, a, fn, arg);
-}
 
 /* One attempt of an entry point under a fault at call k; returns its errno. */
 typedef int attempt_fn(void *ctx);
@@ -79,15 +33,14 @@ static bool allowed(int err, const int *errs) {
  * answers 0 or an allowed errno. Returns how many runs saw a fault. */
 static long sweep(attempt_fn *attempt, void *ctx, const int *errs) {
     for (long k = 0;; k++) {
-        atomic_store(&fired, false);
-        atomic_store(&countdown, k);
+        faults_arm(k);
         int err = attempt(ctx);
-        atomic_store(&countdown, -1);
+        bool fired = faults_disarm();
         if (err != 0 && !allowed(err, errs)) {
             fprintf(stderr, "fault at call %ld: unexpected errno %d\n", k, err);
             abort();
         }
-        if (!atomic_load(&fired)) {
+        if (!fired) {
             CHECK_EQ(err, 0); /* no fault, no excuse */
             fprintf(stderr, "%ld runs with a fault\n", k);
             return k;
@@ -137,17 +90,22 @@ TEST(pool_create) {
 }
 
 /* The default pool: a failed creation is retried by the next call. */
+static long default_ok;
+
 static int spawn_on_default(void *ctx) {
     (void)ctx;
     int err = weft_spawn(NULL, bump, NULL);
+    default_ok += err == 0;
     return err;
 }
 
 TEST(default_pool) {
     atomic_store(&ran, 0);
     CHECK(sweep(spawn_on_default, NULL, enomem_eagain) > 0);
-    weft_run(NULL, bump, NULL); /* also waits for nothing but itself */
     CHECK(weft_pool_default() != NULL);
+    while (atomic_load(&ran) < default_ok) /* detached: wait for each */
+        check_sleep_us(100);
+    CHECK_EQ(atomic_load(&ran), default_ok);
 }
 
 /* ---- Detached jobs ----------------------------------------------------------- */
