@@ -17,7 +17,21 @@
 #include "../faults.h"
 #include "harness.hpp"
 
-// Every allocation of this program goes through the injector.
+// Every allocation of this program goes through the injector, except under
+// ThreadSanitizer, whose runtime defines operator new and delete itself (the
+// library's own allocations are still failed there).
+#if defined(__SANITIZE_THREAD__)
+#define REPLACE_NEW 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define REPLACE_NEW 0
+#endif
+#endif
+#ifndef REPLACE_NEW
+#define REPLACE_NEW 1
+#endif
+
+#if REPLACE_NEW
 void *operator new(std::size_t size) {
     if (faults_should_fail())
         throw std::bad_alloc();
@@ -33,6 +47,7 @@ void operator delete(void *p) noexcept {
 void operator delete(void *p, std::size_t) noexcept {
     std::free(p);
 }
+#endif
 
 namespace {
 
