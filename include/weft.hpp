@@ -29,12 +29,10 @@
  * Built without exceptions (-fno-exceptions), an error calls std::abort()
  * instead, as the standard library does.
  *
- * Pools. Where a pool is taken, a weft::pool, a weft_pool * or nullptr (the
- * default pool, as NULL is in C) may be passed. Calls without a pool behave as
- * their C function given NULL: join runs on the calling worker's pool (or the
- * default pool outside any pool); run, parallel_for, reduce, scope, spawn and
- * graph::run use the default pool, even on a worker of another pool, so pass
- * the pool there.
+ * Pools. Where a pool is taken, a weft::pool, a weft_pool * or nullptr may
+ * be passed. nullptr, or no pool argument, means what NULL means in C: the
+ * calling thread's own pool on a worker or on a thread holding a context,
+ * and the default pool on any other thread.
  *
  * Ownership. A weft::pool and the weft::context, weft::event and weft::phase
  * objects made from it share the pool: the last of them to go destroys it, so
@@ -64,6 +62,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <optional>
@@ -573,11 +572,10 @@ class pool {
 };
 
 /* Which pool a call uses: a weft::pool, a weft_pool *, or nullptr / nothing
- * for the default pool. Does not own it: the caller keeps an owner of the
- * pool until the call returns (the callable of a spawned job does not count:
- * the job may run, and end the pool, before weft_spawn has returned). The
- * objects that keep a pool past the call (context, event, phase) take a
- * share of a weft::pool's. */
+ * for the calling thread's own pool (the default pool outside every pool). Does not own it: the
+ * caller keeps an owner of the pool until the call returns (the callable of a spawned job does not
+ * count: the job may run, and end the pool, before weft_spawn has returned). The objects that keep
+ * a pool past the call (context, event, phase) take a share of a weft::pool's. */
 class pool_ref {
   public:
     pool_ref() noexcept = default;
@@ -617,7 +615,8 @@ inline weft_pool *default_pool() {
     return p;
 }
 
-/* weft_thread_index: 0..threads-1 on a worker, -1 elsewhere. */
+/* weft_thread_index: 0..threads-1 on a worker, threads + i on a thread
+ * holding context i, -1 elsewhere. */
 inline int thread_index() noexcept {
     return weft_thread_index();
 }
@@ -665,6 +664,24 @@ template <class F, class G> auto join(F &&f, G &&g) {
     else
         return std::pair<detail::or_monostate<A>, detail::or_monostate<B>>(
             detail::take_or_monostate(a), detail::take_or_monostate(b));
+}
+
+/* Run every f() potentially in parallel (oneTBB's parallel_invoke, Rayon's
+ * nested join) and return when all have finished; their results are
+ * discarded. One callable runs inline; the rest are offered to thieves one
+ * join at a time, so nothing is allocated. If some throw, the exception of
+ * the first (in argument order) that threw is rethrown once all have
+ * finished. */
+template <class F> void invoke(F &&f) {
+    std::forward<F>(f)();
+}
+template <class F, class G, class... Rest> void invoke(F &&f, G &&g, Rest &&...rest) {
+    if constexpr (sizeof...(Rest) == 0) {
+        join([&f]() -> void { std::forward<F>(f)(); }, [&g]() -> void { std::forward<G>(g)(); });
+    } else {
+        join([&f]() -> void { std::forward<F>(f)(); },
+             [&]() { invoke(std::forward<G>(g), std::forward<Rest>(rest)...); });
+    }
 }
 
 namespace detail {
@@ -745,6 +762,63 @@ template <class B, class E, class F,
           std::enable_if_t<detail::is_index<B> && detail::is_index<E>, int> = 0>
 void parallel_for(B begin, E end, const F &f) {
     parallel_for(pool_ref(), begin, end, 0, f);
+}
+
+namespace detail {
+
+template <class It, class = void> struct is_random_access : std::false_type {};
+template <class It>
+struct is_random_access<It, std::void_t<typename std::iterator_traits<It>::iterator_category>>
+    : std::is_base_of<std::random_access_iterator_tag,
+                      typename std::iterator_traits<It>::iterator_category> {};
+template <class It> inline constexpr bool is_random_access_v = is_random_access<It>::value;
+
+template <class R, class = void> struct range_iterator {};
+template <class R>
+struct range_iterator<R, std::void_t<decltype(std::begin(std::declval<R &>()))>> {
+    using type = decltype(std::begin(std::declval<R &>()));
+};
+template <class R, class = void> inline constexpr bool is_random_access_range = false;
+template <class R>
+inline constexpr bool is_random_access_range<R, std::void_t<typename range_iterator<R>::type>> =
+    is_random_access_v<typename range_iterator<R>::type>;
+
+} // namespace detail
+
+/* parallel_for over random-access iterators [first, last): f(*it) for every
+ * element, exactly once, in parallel, as std::for_each with a parallel
+ * execution policy. Pieces are adaptive (grain 0); f runs concurrently through
+ * a const reference and may modify the element it is given; exceptions as
+ * for the integer form. */
+template <class It, class F, std::enable_if_t<detail::is_random_access_v<It>, int> = 0>
+void parallel_for(pool_ref p, It first, It last, const F &f) {
+    static_assert(std::is_invocable_v<const F &, decltype(*first)>,
+                  "weft::parallel_for: f must be callable as f(*it), and const (not a mutable "
+                  "lambda): elements are visited concurrently");
+    if (!(first < last))
+        return;
+    auto n = static_cast<std::size_t>(last - first);
+    using D = typename std::iterator_traits<It>::difference_type;
+    parallel_for(p, std::size_t{0}, n, 0, [&first, &f](std::size_t b, std::size_t e) {
+        It it = first + static_cast<D>(b);
+        for (std::size_t i = b; i < e; i++, ++it)
+            f(*it);
+    });
+}
+template <class It, class F, std::enable_if_t<detail::is_random_access_v<It>, int> = 0>
+void parallel_for(It first, It last, const F &f) {
+    parallel_for(pool_ref(), first, last, f);
+}
+
+/* parallel_for over a container or range with random-access iterators (a
+ * std::vector, std::array, a C array, std::span): f(element) for each. */
+template <class R, class F, std::enable_if_t<detail::is_random_access_range<R>, int> = 0>
+void parallel_for(pool_ref p, R &&range, const F &f) {
+    parallel_for(p, std::begin(range), std::end(range), f);
+}
+template <class R, class F, std::enable_if_t<detail::is_random_access_range<R>, int> = 0>
+void parallel_for(R &&range, const F &f) {
+    parallel_for(pool_ref(), std::begin(range), std::end(range), f);
 }
 
 namespace detail {
@@ -894,7 +968,7 @@ template <class F> void broadcast(pool_ref p, const F &f) {
  *           weft::parallel_for(pool, 0, frame.size(), [&](std::size_t i) { ... });
  *   } // the phase ends; idle workers return to the leave policy
  *
- * The pool is required (nullptr: the default pool), so that
+ * The pool is required (nullptr: the current pool, as in C), so that
  * `weft::phase(pool);` cannot silently declare a variable named pool. Give the
  * object a name: a temporary would end the phase at once. Move-only. An
  * active phase of a weft::pool holds a share of it (see weft::pool). */
@@ -1042,13 +1116,15 @@ class scope {
     detail::first_error errors_;
 };
 
-/* weft_spawn: queue f() as a detached job of the pool (default: the default
- * pool); the pool's destruction waits for it. Storage as scope::spawn: in the
+/* weft_spawn: queue f() as a detached job of the pool (default: the calling
+ * thread's own pool, else the default pool); the pool's destruction waits
+ * for it. Storage as scope::spawn: in the
  * C job's argument when f is trivially copyable and pointer-sized, else one
  * operator new block freed after f returned. A detached job has nobody to
  * report to: an exception escaping f calls std::terminate (as std::thread).
  * Throws std::bad_alloc, or std::system_error with weft_spawn's errno value
- * (ENOMEM, EAGAIN); either way nothing was queued. */
+ * (ENOMEM, EAGAIN, ESHUTDOWN from on_exit once destroy closed the pool);
+ * either way nothing was queued. */
 template <class F> void spawn(pool_ref p, F &&f) {
     detail::spawn_detached(
         std::forward<F>(f), [p](weft_fn *fn, void *arg) { return weft_spawn(p.get(), fn, arg); },
@@ -1070,7 +1146,7 @@ template <class F> void spawn(pool_ref p, weft_priority priority, F &&f) {
 
 /* A context of the pool held by the calling thread while the object lives
  * (weft_context_acquire in the constructor, weft_context_release in the
- * destructor or release()): the thread's joins, loops, scopes and graph runs
+ * destructor or release()): the thread's joins, loops, scopes, event waits and graph runs
  * then run their jobs on this thread while it waits, instead of blocking.
  * The pool needs config().contexts(n). Throws std::system_error: EINVAL (a
  * worker, or a thread that already holds a context), EBUSY (every context

@@ -92,7 +92,8 @@ static inline weft__worker *weft__worker_of(weft_pool *pool) {
     return w && w->pool == pool ? w : NULL;
 }
 
-/* NULL means the default pool; NULL again if that cannot be created. */
+/* NULL means the calling thread's own pool (a worker's or a context's), else the
+ * default pool; NULL again if that cannot be created. */
 WEFT_HIDDEN weft_pool *weft__pool_resolve(weft_pool *pool);
 
 WEFT_HIDDEN void weft__pool_ref(weft_pool *pool);

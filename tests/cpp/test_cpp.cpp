@@ -227,6 +227,75 @@ TEST(parallel_for_calls_each_index_once) {
     CHECK_EQ(calls.load(), 8);
 }
 
+/* Iterators and containers, as std::for_each with a parallel policy. */
+TEST(parallel_for_over_iterators_and_containers) {
+    weft::pool p(threads(4));
+    std::vector<int> v(5000);
+    for (std::size_t i = 0; i < v.size(); i++)
+        v[i] = static_cast<int>(i);
+    weft::parallel_for(p, v.begin(), v.end(), [](int &x) { x *= 2; });
+    for (std::size_t i = 0; i < v.size(); i++)
+        CHECK_EQ(v[i], 2 * static_cast<long long>(i));
+    weft::parallel_for(v, [](int &x) { x += 1; }); /* a container, the default pool */
+    weft::parallel_for(p, v.begin() + 10, v.begin() + 10, [](int &) { CHECK(false); });
+    std::vector<std::atomic<int>> hits(777);
+    weft::parallel_for(p, hits, [](std::atomic<int> &h) { h++; });
+    for (auto &h : hits)
+        CHECK_EQ(h.load(), 1);
+    int raw[64] = {0};
+    weft::parallel_for(p, raw, [](int &x) { x = 7; });                       /* a C array */
+    weft::parallel_for(std::begin(raw), std::end(raw), [](int &x) { x++; }); /* pointers */
+    CHECK(std::all_of(std::begin(raw), std::end(raw), [](int x) { return x == 8; }));
+    const std::vector<int> &cv = v;
+    std::atomic<long> sum{0};
+    weft::parallel_for(p, cv.cbegin(), cv.cend(), [&](int x) { sum += x; });
+    long expect = 0;
+    for (int x : v)
+        expect += x;
+    CHECK_EQ(sum.load(), expect);
+}
+
+/* weft::invoke runs every callable once, in parallel where it can. */
+TEST(invoke_runs_each_once) {
+    weft::pool p(threads(4));
+    std::atomic<int> a{0}, b{0}, c{0}, d{0}, e{0};
+    weft::run(p, [&] {
+        weft::invoke([&] { a++; });
+        weft::invoke([&] { a++; }, [&] { b++; });
+        weft::invoke([&] { c++; }, [&] { d++; }, [&] { e++; }, [&] { e++; }, [&] { e++; });
+    });
+    CHECK_EQ(a.load(), 2);
+    CHECK_EQ(b.load(), 1);
+    CHECK_EQ(c.load(), 1);
+    CHECK_EQ(d.load(), 1);
+    CHECK_EQ(e.load(), 3);
+    int x = 0, y = 0;
+    weft::invoke([&] { x = 1; }, [&] { y = 2; }); /* from outside: the default pool */
+    CHECK_EQ(x + y, 3);
+}
+
+#if WEFT_HPP_EXCEPTIONS
+TEST(invoke_rethrows_the_first_exception) {
+    weft::pool p(threads(2));
+    std::atomic<int> ran{0};
+    try {
+        weft::invoke([&] { ran++; },
+                     [&] {
+                         ran++;
+                         throw std::runtime_error("second");
+                     },
+                     [&] {
+                         ran++;
+                         throw std::logic_error("third");
+                     });
+        CHECK(false);
+    } catch (const std::runtime_error &err) {
+        CHECK(std::strcmp(err.what(), "second") == 0);
+    }
+    CHECK_EQ(ran.load(), 3); /* every one ran before the rethrow */
+}
+#endif
+
 struct piece {
     long begin, end;
 };
