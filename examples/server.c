@@ -44,7 +44,7 @@ static void sum_range(size_t begin, size_t end, void *arg) {
 /* A detached job: handle one request on whichever worker picked it up. */
 static void handle(void *arg) {
     request *r = arg;
-    /* The pool is named: NULL would mean the default pool, not this one. */
+    /* r->pool is this job's own pool, which NULL would mean too; naming it is clearer. */
     weft_for(r->pool, 0, REQUEST_SIZE, REQUEST_GRAIN, sum_range, r);
     /* Release: the response is complete before the loop sees it answered. */
     atomic_fetch_sub_explicit(r->pending, 1, memory_order_release);

@@ -316,7 +316,7 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  *  ESHUTDOWN weft_pool_destroy has closed the pool (from on_exit). */
 WEFT_API int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg);
 
-/* Priorities (seed 003). Every worker (and the injector) keeps a high and a
+/* Priorities (a context-based job system's). Every worker (and the injector) keeps a high and a
  * normal queue; a worker looking for work takes high-priority jobs first,
  * from its own queue, by stealing, and from the injector, before any normal
  * one. Priority is inherited: the jobs a job forks (join halves, loop pieces,

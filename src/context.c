@@ -1,4 +1,4 @@
-/* Contexts (seed 003): threads outside the pool that take part in their own
+/* Contexts (a context-based job system's): threads outside the pool that take part in their own
  * work.
  *
  * A pool made with config.contexts = n has n context slots after its worker
@@ -8,7 +8,7 @@
  * that work on this thread while waiting. Workers may steal from a context
  * (when they are idle the context shares its jobs with them, exactly as a
  * worker does); a context never steals and never takes injected work, so a
- * job is only ever run by its submitter or by a worker (the property seed 003
+ * job is only ever run by its submitter or by a worker (the property the design
  * wants for thread-affine resources). When every worker is busy nothing is
  * shared and the context runs its whole workload itself without blocking.
  * With nothing of its own left, a waiting context sleeps on its latch alone

@@ -1,4 +1,4 @@
-/* Events (seed 003): a dependency counter with a participating wait and
+/* Events (a context-based job system's): a dependency counter with a participating wait and
  * follow-up jobs.
  *
  * An event starts with n dependencies; weft_event_signal meets one. When the

@@ -1,4 +1,4 @@
-/* Task graphs (seed 003): built once, run many times (a renderer runs the
+/* Task graphs (a context-based job system's): built once, run many times (a renderer runs the
  * same graph every frame).
  *
  * A node is a job with a list of successors and a count of predecessors. A

@@ -1,10 +1,10 @@
-/* Latches that know their owner thread (seed 000).
+/* Latches that know their owner thread (Rayon's sleep RFC).
  *
  * Overview: a latch is set once by any thread and waited for by exactly one
  * owner. Because the owner is known, setting a latch wakes at most that one
  * thread, and only if it sleeps on this very latch.
  *
- * States (seed 000, Appendix A), one atomic word:
+ * States (the RFC's Appendix A), one atomic word:
  *   UNSET --owner getting sleepy--> SLEEPY --owner, under its sleep lock-->
  *   SLEEPING --owner woke up--> UNSET;  any state --set--> SET (final).
  * The owner moves UNSET->SLEEPY->SLEEPING with CAS, so a CAS that fails means

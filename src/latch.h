@@ -11,7 +11,7 @@
 
 typedef struct weft_pool weft_pool;
 
-/* Core latch states (seed 000, Appendix A). */
+/* Core latch states (Rayon's sleep RFC, Appendix A). */
 enum { WEFT_LATCH_UNSET = 0, WEFT_LATCH_SLEEPY, WEFT_LATCH_SLEEPING, WEFT_LATCH_SET };
 
 #define WEFT_LATCH_OUTSIDE UINT32_MAX /* owner is a thread outside any pool */

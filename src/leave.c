@@ -1,7 +1,7 @@
-/* Leave policies (seed 004): what an idle worker does when it finds no work.
+/* Leave policies (oneTBB's): what an idle worker does when it finds no work.
  *
- *  - WEFT_LEAVE_FAST: get sleepy after the first fruitless search (seed 003's
- *    "no spinning"; seed 004's fast leave).
+ *  - WEFT_LEAVE_FAST: get sleepy after the first fruitless search (the context-based
+ *    design's "no spinning"; oneTBB's fast leave).
  *  - WEFT_LEAVE_AUTOMATIC: adaptive, with nothing to tune. Searching costs CPU
  *    for as long as it lasts; sleeping costs a wake-up later. That is the
  *    ski-rental problem: with B the CPU a sleep/wake round trip costs,

@@ -1,4 +1,4 @@
-/* Parallel phases (seed 004: oneTBB's start/end_parallel_phase, in C).
+/* Parallel phases (oneTBB's start/end_parallel_phase, in C).
  *
  * A phase tells the pool that parallel work will keep coming for a while
  * (the stages of a frame, the iterations of a solver, separated by serial
@@ -7,7 +7,7 @@
  * active, idle workers keep searching, backing off from pauses to yields,
  * instead of sleeping (leave.c). The last weft_phase_end returns to the
  * pool's leave policy, or, with fast_leave, makes idle workers sleep at once
- * until new work is submitted (seed 004's one-time fast leave): the way to
+ * until new work is submitted (oneTBB's one-time fast leave): the way to
  * hand the cores to another runtime (an OpenMP stage) right away.
  *
  * The bound: inside a phase a worker with no work at all searches for at most

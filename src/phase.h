@@ -1,4 +1,4 @@
-/* Parallel phases (seed 004): a reference count of active phases and the
+/* Parallel phases (oneTBB's): a reference count of active phases and the
  * one-time fast leave. See phase.c. */
 #ifndef WEFT_PHASE_H
 #define WEFT_PHASE_H
@@ -30,14 +30,14 @@ static inline bool weft__phase_fast_leave(weft__phase *p) {
     return atomic_load_explicit(&p->fast_once, memory_order_relaxed) != 0;
 }
 
-/* New work arrived: a one-time fast leave is over (seed 004: "restored when
+/* New work arrived: a one-time fast leave is over (oneTBB: "restored when
  * new work is submitted"). Called on the cold submission paths only. */
 static inline void weft__phase_new_work(weft__phase *p) {
     if (WEFT_UNLIKELY(weft__phase_fast_leave(p)))
         atomic_store_explicit(&p->fast_once, 0, memory_order_relaxed);
 }
 
-/* weft_pool_destroy: a pool destroyed inside a phase ends it (seed 004). */
+/* weft_pool_destroy: a pool destroyed inside a phase ends it (as in oneTBB). */
 WEFT_HIDDEN void weft__phase_end_all(weft__phase *p);
 
 #endif

@@ -100,7 +100,7 @@ static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio, 
     return job;
 }
 
-/* High-priority work anywhere comes before normal work (seed 003); *prio
+/* High-priority work anywhere comes before normal work (the context-based design); *prio
  * tells which it found. The high deques are searched only once some job was
  * pushed on one (weft__pool_note_high): a pool that never sees high-priority
  * work pays one load for the option, not a second steal sweep. */
@@ -174,7 +174,7 @@ void weft__worker_offer(weft__worker *w, weft__deque *d) {
     weft__phase_new_work(&w->pool->sleep.phase);
     bool was_empty = weft__deque_public_empty(d);
     unsigned n = weft__deque_share(d);
-    if (n) /* n jobs posted at once may wake up to n sleepers (seed 000) */
+    if (n) /* n jobs posted at once may wake up to n sleepers (Rayon's sleep RFC) */
         weft__sleep_new_jobs_cold(&w->pool->sleep, n, was_empty);
 }
 
@@ -496,7 +496,7 @@ int weft_pool_destroy(weft_pool *pool) {
     /* Acquire: pairs with weft__pending_unpark. A quick answer; drain decides. */
     if (weft__pending_parked(atomic_load_explicit(&pool->pending.word, memory_order_acquire)))
         return EBUSY;
-    weft__phase_end_all(&pool->sleep.phase); /* seed 004: destroy ends phases */
+    weft__phase_end_all(&pool->sleep.phase); /* as oneTBB: destroy ends phases */
     err = drain(pool);
     if (err)
         return err;

@@ -3,10 +3,10 @@
  * sketch; this block is the summary a maintainer must keep true.
  *
  * Overview. Two protocols, chosen per pool:
- *  - targeted (seeds 000/001): packed counters (jobs event counter, inactive
+ *  - targeted (Rayon's sleep RFC and module): packed counters (jobs event counter, inactive
  *    and sleeping threads) decide whether a new job needs a sleeper woken, and
  *    then exactly one (n for n jobs); a set latch wakes only its owner.
- *  - wake-all (seed 002): one word names the single sleepy worker and whether
+ *  - wake-all (the legacy Rayon sleep): one word names the single sleepy worker and whether
  *    anyone sleeps; every event (new job, set latch) wakes every sleeper.
  *
  * Thread states: active (running a job), idle (searching: counted inactive),
@@ -35,7 +35,7 @@
  *     = a job was posted since. A poster makes it odd; a sleepy worker makes
  *     it even and remembers it; a changed JEC cancels the sleep.
  *
- * Protocol for injected jobs (seed 001, "Using seq-cst fences to prevent
+ * Protocol for injected jobs (Rayon's sleep module, "Using seq-cst fences to prevent
  * deadlock"): push; PushFence; read counters. Sleeper: count itself;
  * SleepFence; check the injector. One fence precedes the other in the single
  * total order, so either the poster sees the sleeper counted (and wakes
@@ -47,7 +47,8 @@
  * A searcher that leaves because its latch is set hands over in the same way
  * (weft__sleep_stop_looking).
  *
- * References: Rayon RFC #5 and rayon-core's sleep/README.md (seeds 000-002);
+ * References: Rayon RFC #5 (the sleep RFC), rayon-core's sleep/README.md (the
+ * sleep module) and the legacy sleep it replaced;
  * docs/sleep.md.
  */
 #include <errno.h>
@@ -60,7 +61,7 @@
 #include "os.h"
 #include "pool.h"
 
-/* Wake-all protocol, as seed 002 built it: rounds (each a search and a yield)
+/* Wake-all protocol, as legacy Rayon built it: rounds (each a search and a yield)
  * before a worker tries to become the sleepy one, and rounds it then stays
  * sleepy before it sleeps (ROUNDS_UNTIL_SLEEPY = 32, ROUNDS_UNTIL_ASLEEP =
  * 64). The targeted protocol decides by time instead (leave.c). */
@@ -260,8 +261,8 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
 /* ---- Targeted protocol: falling asleep ---------------------------------- */
 
 /* Back out of falling asleep and search again. `spent`: a job was posted
- * that we may have missed, so search once more and get sleepy again (seed
- * 001); otherwise (we saw an injected job) search afresh. */
+ * that we may have missed, so search once more and get sleepy again (Rayon's
+ * sleep module); otherwise (we saw an injected job) search afresh. */
 static void back_out(weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch, bool spent) {
     atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
@@ -414,7 +415,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     weft__latch_wake_up(latch);
 }
 
-/* ---- Wake-all protocol (seed 002) --------------------------------------- */
+/* ---- Wake-all protocol (the legacy Rayon sleep) -------------------------- */
 
 static uint64_t legacy_sleepy(unsigned index) {
     return ((uint64_t)index + 1) << 1;
@@ -476,13 +477,13 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
     debug_point(s, WEFT_DEBUG_LEGACY_BEFORE_ASLEEP);
     if (!legacy_mark_asleep(s, idle->index, &epoch))
         return;
-    /* weft's addition to seed 002: seed 001's SleepFence and final check, for
+    /* weft's addition to legacy Rayon: its sleep module's SleepFence and final check, for
      * the injector and our latch. Without it an injected job or a latch set
      * whose tickle read the state before we got sleepy is lost (sleep.md). */
     weft__fence_seq_cst();
     if (weft__pool_final_check(s->pool, idle->index) || weft__latch_probe(latch))
         return; /* the stale ASLEEP bit costs at most one spurious tickle */
-    /* One wait, no loop (seed 002): the search loop is the loop. */
+    /* One wait, no loop (legacy Rayon): the search loop is the loop. */
     uint64_t slept_at = stats_before_sleep(idle);
     weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
     weft__os_wait(&s->legacy_epoch, epoch);
@@ -490,7 +491,7 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
     weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT_TRACE_SEARCH, 0);
 }
 
-/* Before getting sleepy: seed 002's rounds, unless a phase (or its fast
+/* Before getting sleepy: legacy Rayon's rounds, unless a phase (or its fast
  * leave) decides (leave.c). */
 static bool legacy_keep_searching(weft__sleep *s, weft__idle *idle, uint64_t now) {
     if (weft__phase_active(&s->phase) || weft__phase_fast_leave(&s->phase))
@@ -553,12 +554,12 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
     idle->stats->woken_without_job = false;
     if (s->wake_all) {
         if (idle->sleepy)
-            legacy_tickle(s); /* give up being the sleepy one (seed 002) */
+            legacy_tickle(s); /* give up being the sleepy one (legacy Rayon) */
         return;
     }
     weft__leave_pool_busy(s);
     /* We were the last searcher and left work behind: hand over to a sleeper
-     * so the rest does not wait for us (seed 000's "missed hazards"). */
+     * so the rest does not wait for us (the sleep RFC's "missed hazards"). */
     if (leave_searching(s) && more)
         wake_any(s, 1);
 }
@@ -643,7 +644,7 @@ void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping) {
 }
 
 /* A context thread waiting for its latch with nothing of its own left to run
- * (context.c): the latch protocol alone (seed 000, Appendix A), without the
+ * (context.c): the latch protocol alone (Rayon's sleep RFC, Appendix A), without the
  * counters: a context takes no new jobs, so nobody needs to count or wake it
  * for them; only the latch's set wakes it. */
 void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) {

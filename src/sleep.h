@@ -1,6 +1,6 @@
 /* The sleep module: when idle workers search, sleep, and whom to wake.
- * Two protocols (weft_config.wake): targeted (seeds 000/001) and wake-all
- * (seed 002). See sleep.c and docs/sleep.md. */
+ * Two protocols (weft_config.wake): targeted (Rayon's sleep RFC and module) and
+ * wake-all (the legacy Rayon sleep). See sleep.c and docs/sleep.md. */
 #ifndef WEFT_SLEEP_H
 #define WEFT_SLEEP_H
 
@@ -18,7 +18,7 @@
 typedef struct weft_pool weft_pool;
 
 /* A worker's sleep slot: its futex word and the lock a waker takes to be sure
- * a counted sleeper has reached the word (seed 000's is_blocked mutex). */
+ * a counted sleeper has reached the word (the sleep RFC's is_blocked mutex). */
 enum { WEFT_SLOT_AWAKE = 0, WEFT_SLOT_DROWSY, WEFT_SLOT_ASLEEP };
 
 typedef struct weft__sleep_slot {
@@ -56,7 +56,7 @@ struct weft__idle {
     bool sleepy;        /* targeted: announced in the JEC; one more search, then sleep */
     bool spent;         /* targeted: get sleepy after the next fruitless search */
     unsigned backoff;   /* pauses before the next round (leave.c) */
-    unsigned rounds;    /* wake-all: fruitless searches so far (seed 002) */
+    unsigned rounds;    /* wake-all: fruitless searches so far (legacy Rayon) */
     uint32_t jec;       /* targeted: the JEC seen when we got sleepy */
     weft__stats *stats; /* the worker's statistics */
     uint64_t search_ns; /* the current search began (statistics); 0: none */
