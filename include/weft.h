@@ -19,6 +19,33 @@
  * sets the global errno, and none aborts the process on a recoverable error.
  * Jobs must not unwind through weft (no longjmp out of a job, no C++
  * exception escaping a callback).
+ *
+ * fork(), as libgomp handles it. A child process starts without a default
+ * pool: the first weft_pool_default (or NULL pool argument) there creates a
+ * fresh one. A pool created before the fork (a *parent's pool*, including a
+ * pointer to the parent's default pool kept from before) has no workers in
+ * the child, and the child never runs a job queued in it nor waits for it:
+ *  - calls that return an errno return ECHILD and do nothing: weft_spawn,
+ *    weft_spawn_priority, weft_reduce, weft_graph_run, weft_event_create,
+ *    weft_event_then (on an event of such a pool), weft_context_acquire,
+ *    weft_trace_start, weft_trace_stop;
+ *  - weft_run, weft_run_priority, weft_for and weft_scope_run run the work
+ *    on the calling thread (scope spawns too), as when no default pool can
+ *    be created, so they still return with the work done;
+ *  - weft_broadcast, weft_phase_begin and weft_phase_end do nothing;
+ *    weft_pool_threads and weft_pool_slots return 0, weft_pool_stats zeros;
+ *  - a follow-up the parent registered on an event of such a pool runs on
+ *    the thread whose signal sets the event;
+ *  - weft_pool_destroy frees it at once and returns 0 (its queued jobs never
+ *    run); the parent's default pool stays allocated, unused.
+ * A child forked inside a job is an outside thread (weft_thread_index()
+ * returns -1; NULL means its fresh default pool); it must not return from
+ * that job, whose caller is the worker loop of a pool that has no workers
+ * there: it exits or execs. A context the forking thread held stays with the
+ * parent. weft installs pthread_atfork handlers for this when the first pool
+ * is created; like libgomp it relies on the C library to make malloc and
+ * pthread_create work in the child of a multi-threaded process (glibc does;
+ * POSIX promises only async-signal-safe functions there).
  */
 #ifndef WEFT_H
 #define WEFT_H
@@ -154,16 +181,19 @@ WEFT_API int weft_pool_create(weft_pool **pool, const weft_config *config);
  * the pool concurrently with or after this call (jobs running inside the pool
  * may still spawn, and that work is finished too). Blocks.
  * Memory: everything the pool's jobs wrote is visible when it returns.
+ * In a fork child, a parent's pool is freed without running its jobs or
+ * waiting for anything (see fork() above), and the call returns 0.
  * Returns 0, or:
- *  EINVAL   pool is NULL or the default pool (which lives until exit);
+ *  EINVAL   pool is NULL or the default pool (which lives until exit; in a
+ *           fork child, also the parent's default pool);
  *  EDEADLK  called from a job running in this pool: nothing is destroyed;
  *  EBUSY    a context of the pool is still acquired: nothing is destroyed. */
 WEFT_API int weft_pool_destroy(weft_pool *pool);
 
 /* The process-wide default pool: created with default settings on first use
- * (thread-safe), lives until the process exits. Any thread. Returns NULL only
- * if it could not be created (out of memory or threads); later calls try
- * again. */
+ * (thread-safe), lives until the process exits. A fork child gets a fresh one
+ * on its first use (see fork() above). Any thread. Returns NULL only if it
+ * could not be created (out of memory or threads); later calls try again. */
 WEFT_API weft_pool *weft_pool_default(void);
 
 /* Number of workers in pool (NULL: the current pool). Any thread. */
@@ -207,7 +237,8 @@ WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
  * over (between two jobs), so call it outside the pool's jobs.
  * weft_trace_start returns 0, EINVAL (path NULL), EBUSY (already tracing),
  * ENOMEM or EAGAIN (no default pool). weft_trace_stop returns 0, EINVAL (not
- * tracing), or the errno of creating or writing the file. */
+ * tracing), or the errno of creating or writing the file. Both return ECHILD
+ * for a parent's pool in a fork child. */
 WEFT_API int weft_trace_start(weft_pool *pool, const char *path);
 WEFT_API int weft_trace_stop(weft_pool *pool);
 
@@ -225,7 +256,8 @@ WEFT_API int weft_thread_index(void);
  *    caller participates in its own pool until fn has finished.
  * Any thread. Memory: everything before the call is visible to fn, and
  * everything fn wrote is visible after the call returns.
- * If the default pool cannot be created, fn runs on the calling thread. */
+ * If the default pool cannot be created, or pool is a parent's pool in a fork
+ * child, fn runs on the calling thread. */
 WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
 
 /* Run a(a_arg) and b(b_arg), potentially in parallel, and return when both
@@ -244,7 +276,8 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * Returns 0, or:
  *  EINVAL  fn is NULL;
  *  ENOMEM  out of memory (the job is not queued);
- *  EAGAIN  the default pool could not be created. */
+ *  EAGAIN  the default pool could not be created;
+ *  ECHILD  pool is a parent's pool in a fork child (see fork() above). */
 WEFT_API int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg);
 
 /* Priorities (seed 003). Every worker (and the injector) keeps a high and a
@@ -294,8 +327,8 @@ WEFT_API int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg
  * it when that job ends or waits); sleeping workers are woken. Allocates
  * nothing. Any thread; from a worker of pool the caller participates (and
  * runs its own share), elsewhere it blocks like weft_run. Memory: as
- * weft_run, for every run of fn. A NULL fn, or no default pool, does
- * nothing. */
+ * weft_run, for every run of fn. A NULL fn, no default pool, or a parent's
+ * pool in a fork child, does nothing. */
 WEFT_API void weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg);
 
 /* ---- Contexts: threads outside the pool that take part in their own work -- */
@@ -314,7 +347,7 @@ typedef struct weft_context weft_context;
  * Any thread that is not a worker and holds no context.
  * Returns 0 and sets *context, or EINVAL (context NULL, or the caller is a
  * worker or holds a context), EBUSY (all config.contexts slots are taken),
- * EAGAIN (no default pool). */
+ * EAGAIN (no default pool), ECHILD (a parent's pool in a fork child). */
 WEFT_API int weft_context_acquire(weft_pool *pool, weft_context **context);
 
 /* Run what is still queued on the context, then give it back. The thread that
@@ -364,7 +397,8 @@ typedef struct weft_reducer {
  * runs and how the caller waits: as weft_for. Any thread.
  * Returns 0, or:
  *  EINVAL  reducer, result or a callback is NULL, or size is 0;
- *  ENOMEM  an accumulator could not be allocated (result is untouched). */
+ *  ENOMEM  an accumulator could not be allocated (result is untouched);
+ *  ECHILD  pool is a parent's pool in a fork child (result is untouched). */
 WEFT_API int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
                          const weft_reducer *reducer, void *result);
 
@@ -375,7 +409,7 @@ typedef struct weft_event weft_event;
 /* Create an event of pool (NULL: the current pool) that is set once
  * `dependencies` signals have arrived (0: set at once). Any thread.
  * Returns 0 and sets *event, or EINVAL (event NULL), EAGAIN (no default
- * pool), ENOMEM. */
+ * pool), ECHILD (a parent's pool in a fork child), ENOMEM. */
 WEFT_API int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies);
 
 /* Meet one dependency; the last one sets the event: its waiters return and
@@ -399,7 +433,8 @@ WEFT_API void weft_event_wait(weft_event *event);
 /* Run fn(arg) in the event's pool once the event is set (queued at once if it
  * already is). Follow-ups are detached jobs of the pool: weft_pool_destroy
  * waits for them. Any thread. Returns 0, EINVAL (event or fn NULL), ENOMEM
- * (nothing queued). */
+ * (nothing queued), ECHILD (the event's pool is a parent's pool in a fork
+ * child; follow-ups registered in the parent run on the setting signaller). */
 WEFT_API int weft_event_then(weft_event *event, weft_fn *fn, void *arg);
 
 /* Free the event. No thread may wait on it or use it concurrently or after.
@@ -432,7 +467,8 @@ WEFT_API int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *af
  * worker participates). Any thread; one run of a graph at a time. Memory:
  * everything a node wrote is visible to its successors and, after the call,
  * to the caller. Returns 0, or EINVAL (graph NULL), ELOOP (the graph has a
- * cycle: nothing ran), EBUSY (the graph is already running), ENOMEM. */
+ * cycle: nothing ran), EBUSY (the graph is already running), ENOMEM, ECHILD
+ * (pool is a parent's pool in a fork child: nothing ran). */
 WEFT_API int weft_graph_run(weft_graph *graph, weft_pool *pool);
 
 /* Free the graph and its nodes. Not while it runs. */

@@ -70,9 +70,9 @@ int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn
 int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
     if (!fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
         return EINVAL;
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
     return weft__spawn_counted(pool, &pool->pending, fn, arg, priority, true);
 }
 

@@ -127,9 +127,9 @@ static int write_json(weft_pool *pool, uint64_t end) {
 int weft_trace_start(weft_pool *pool, const char *path) {
     if (!path)
         return EINVAL;
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
     char *copy = strdup(path);
     weft__trace_buf *collected = calloc(pool->threads, sizeof *collected);
     if (!copy || !collected) {
@@ -138,7 +138,7 @@ int weft_trace_start(weft_pool *pool, const char *path) {
         return ENOMEM;
     }
     pthread_mutex_lock(&pool->trace.lock);
-    int err = pool->trace.path ? EBUSY : 0;
+    err = pool->trace.path ? EBUSY : 0;
     if (!err) {
         pool->trace.path = copy, copy = NULL;
         pool->trace.collected = collected, collected = NULL;
@@ -161,11 +161,10 @@ static void collect(unsigned index, void *arg) {
 }
 
 int weft_trace_stop(weft_pool *pool) {
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
     pthread_mutex_lock(&pool->trace.stop_lock); /* one stop at a time */
-    int err = 0;
     if (!atomic_load_explicit(&pool->trace.on, memory_order_acquire)) {
         err = EINVAL; /* not tracing */
     } else {
