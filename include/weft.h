@@ -238,7 +238,8 @@ WEFT_API void weft_pool_stats(const weft_pool *pool, weft_stats *stats);
  * weft_trace_start returns 0, EINVAL (path NULL), EBUSY (already tracing),
  * ENOMEM or EAGAIN (no default pool). weft_trace_stop returns 0, EINVAL (not
  * tracing), or the errno of creating or writing the file. Both return ECHILD
- * for a parent's pool in a fork child. */
+ * for a parent's pool in a fork child. With WEFT_TRACE, a fork child's pools
+ * write path.PID, path.PID.1, ... (PID: the child's), not its parent's files. */
 WEFT_API int weft_trace_start(weft_pool *pool, const char *path);
 WEFT_API int weft_trace_stop(weft_pool *pool);
 

@@ -51,6 +51,7 @@ _Atomic unsigned long weft__tsan_fence_word;
 
 static _Atomic(weft_pool *) default_pool;
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool trace_at_exit; /* L (default_lock): stop_default_trace is registered */
 
 _Atomic unsigned weft__fork_generation;
 /* Fork child only: the default pools of its ancestors, linked through
@@ -419,6 +420,7 @@ static void fork_child(void) {
         abandoned_defaults = old;
         atomic_store_explicit(&default_pool, NULL, memory_order_relaxed);
     }
+    weft__trace_fork_child();
     pthread_mutex_unlock(&default_lock); /* taken by fork_prepare on this thread */
 }
 
@@ -502,8 +504,12 @@ int weft_pool_destroy(weft_pool *pool) {
     return 0;
 }
 
+/* Registered once per process image, so a fork child inherits it: there it
+ * stops the child's own default pool, if it made one (NULL would create one). */
 static void stop_default_trace(void) {
-    weft_trace_stop(atomic_load_explicit(&default_pool, memory_order_acquire));
+    weft_pool *pool = atomic_load_explicit(&default_pool, memory_order_acquire);
+    if (pool)
+        weft_trace_stop(pool);
 }
 
 weft_pool *weft_pool_default(void) {
@@ -518,8 +524,8 @@ weft_pool *weft_pool_default(void) {
         pool->is_default = true;
         atomic_store_explicit(&default_pool, pool, memory_order_release);
         /* Relaxed: set by weft_pool_create on this thread. */
-        if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
-            atexit(stop_default_trace); /* WEFT_TRACE: the default pool lives to exit */
+        if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed) && !trace_at_exit)
+            trace_at_exit = atexit(stop_default_trace) == 0; /* WEFT_TRACE: lives to exit */
     }
     pthread_mutex_unlock(&default_lock);
     return pool;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pool.h"
 
@@ -186,17 +187,32 @@ int weft_trace_stop(weft_pool *pool) {
     return err;
 }
 
+/* WEFT_TRACE numbering: pools traced so far by this process. */
+static _Atomic unsigned traced_pools;
+/* 0, or in a fork child its pid: its files are path.PID, path.PID.N. Written
+ * by the atfork child handler, before the child has a second thread. */
+static long fork_child_pid;
+
+void weft__trace_fork_child(void) {
+    /* Relaxed: the child has a single thread now (pool.c). */
+    atomic_store_explicit(&traced_pools, 0, memory_order_relaxed);
+    fork_child_pid = (long)getpid();
+}
+
 /* WEFT_TRACE: trace every pool; the first writes path, later ones path.N. */
 void weft__trace_from_env(weft_pool *pool) {
-    static _Atomic unsigned pools;
     const char *path = getenv("WEFT_TRACE");
     if (!path || !*path)
         return;
-    unsigned n = atomic_fetch_add_explicit(&pools, 1, memory_order_relaxed);
-    char buf[4096];
-    if (n == 0)
-        snprintf(buf, sizeof buf, "%s", path);
+    unsigned n = atomic_fetch_add_explicit(&traced_pools, 1, memory_order_relaxed);
+    char base[4096], buf[4096 + 32];
+    if (fork_child_pid)
+        snprintf(base, sizeof base, "%s.%ld", path, fork_child_pid);
     else
-        snprintf(buf, sizeof buf, "%s.%u", path, n);
+        snprintf(base, sizeof base, "%s", path);
+    if (n == 0)
+        snprintf(buf, sizeof buf, "%s", base);
+    else
+        snprintf(buf, sizeof buf, "%s.%u", base, n);
     weft_trace_start(pool, buf); /* best effort: tracing is a debugging aid */
 }

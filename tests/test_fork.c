@@ -348,3 +348,59 @@ TEST(parent_pool_in_child) {
     CHECK_EQ(atomic_load(&followups_ran), 1);
 }
 
+/* ---- WEFT_TRACE in a child ----------------------------------------------- */
+
+static bool file_exists(const char *path) {
+    return access(path, F_OK) == 0;
+}
+
+/* In a process whose default pool traces (WEFT_TRACE): a child that never
+ * uses weft exits without touching the parent's pool (its inherited exit
+ * handler stops only a default pool of its own, and makes none), and a child
+ * that does use it writes its trace to a file of its own. */
+static void trace_children(const char *path) {
+    setenv("WEFT_TRACE", path, 1);
+    weft_run(NULL, nothing, NULL); /* a traced default pool; stopped at exit */
+    char name[256];
+    pid_t quiet = fork();
+    if (quiet == 0) {
+        alarm(CHILD_SECONDS);
+        exit(0); /* runs the inherited exit handler */
+    }
+    wait_child(quiet);
+    snprintf(name, sizeof name, "%s.%ld", path, (long)quiet);
+    CHECK(!file_exists(name));
+    pid_t busy = fork();
+    if (busy == 0) {
+        alarm(CHILD_SECONDS);
+        check_fresh_default_pool(NULL);
+        exit(0);
+    }
+    wait_child(busy);
+    snprintf(name, sizeof name, "%s.%ld", path, (long)busy);
+    FILE *f = fopen(name, "r");
+    CHECK(f != NULL);
+    CHECK_EQ(fgetc(f), '{');
+    fclose(f);
+    unlink(name);
+}
+
+TEST(trace_in_child) {
+    char path[] = "/tmp/weft_fork_traceXXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    /* In a child of its own, so that its default pool is created with
+     * WEFT_TRACE set whatever this process did before. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(2 * CHILD_SECONDS);
+        trace_children(path);
+        exit(0);
+    }
+    wait_child(pid);
+    unlink(path);
+    char name[256]; /* the traced process's own file, if it was a fork child */
+    snprintf(name, sizeof name, "%s.%ld", path, (long)pid);
+    unlink(name);
+}
