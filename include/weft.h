@@ -29,6 +29,33 @@
  * cheaply); every other misuse answers as documented.
  * Jobs must not unwind through weft (no longjmp out of a job, no C++
  * exception escaping a callback).
+ *
+ * fork(), as libgomp handles it. A child process starts without a default
+ * pool: the first weft_pool_default (or NULL pool argument) there creates a
+ * fresh one. A pool created before the fork (a *parent's pool*, including a
+ * pointer to the parent's default pool kept from before) has no workers in
+ * the child, and the child never runs a job queued in it nor waits for it:
+ *  - calls that return an errno return ECHILD and do nothing: weft_spawn,
+ *    weft_spawn_priority, weft_reduce, weft_graph_run, weft_event_create,
+ *    weft_event_then (on an event of such a pool), weft_context_acquire,
+ *    weft_trace_start, weft_trace_stop;
+ *  - weft_run, weft_run_priority, weft_for and weft_scope_run run the work
+ *    on the calling thread (scope spawns too), as when no default pool can
+ *    be created, so they still return with the work done;
+ *  - weft_broadcast, weft_phase_begin and weft_phase_end do nothing;
+ *    weft_pool_threads and weft_pool_slots return 0, weft_pool_stats zeros;
+ *  - a follow-up the parent registered on an event of such a pool runs on
+ *    the thread whose signal sets the event;
+ *  - weft_pool_destroy frees it at once and returns 0 (its queued jobs never
+ *    run); the parent's default pool stays allocated, unused.
+ * A child forked inside a job is an outside thread (weft_thread_index()
+ * returns -1; NULL means its fresh default pool); it must not return from
+ * that job, whose caller is the worker loop of a pool that has no workers
+ * there: it exits or execs. A context the forking thread held stays with the
+ * parent. weft installs pthread_atfork handlers for this when the first pool
+ * is created; like libgomp it relies on the C library to make malloc and
+ * pthread_create work in the child of a multi-threaded process (glibc does;
+ * POSIX promises only async-signal-safe functions there).
  */
 #ifndef WEFT_H
 #define WEFT_H
@@ -193,9 +220,12 @@ WEFT_API int weft_pool_create_sized(weft_pool **pool, const weft_config *config,
  * too. Once the pool's work has drained, the pool is closed: a submission
  * after that point (from on_exit) answers ESHUTDOWN. Blocks.
  * Memory: everything the pool's jobs wrote is visible when it returns.
+ * In a fork child, a parent's pool is freed without running its jobs or
+ * waiting for anything (see fork() above), and the call returns 0.
  * Calling it again on a pool it destroyed is undefined.
  * Returns 0, or (nothing destroyed, the pool works on):
- *  EINVAL   pool is NULL or the default pool (which lives until exit);
+ *  EINVAL   pool is NULL or the default pool (which lives until exit; in a
+ *           fork child, also the parent's default pool);
  *  EDEADLK  called from a job running in this pool, or from a thread of a
  *           pool that is doing work a job of this pool waits for (weft_run,
  *           weft_broadcast and what goes through them, across any number of
@@ -206,9 +236,9 @@ WEFT_API int weft_pool_create_sized(weft_pool **pool, const weft_config *config,
 WEFT_API int weft_pool_destroy(weft_pool *pool);
 
 /* The process-wide default pool: created with default settings on first use
- * (thread-safe), lives until the process exits. Any thread. Returns NULL only
- * if it could not be created (out of memory or threads); later calls try
- * again. */
+ * (thread-safe), lives until the process exits. A fork child gets a fresh one
+ * on its first use (see fork() above). Any thread. Returns NULL only if it
+ * could not be created (out of memory or threads); later calls try again. */
 WEFT_API weft_pool *weft_pool_default(void);
 
 /* Number of workers in pool (NULL: the current pool). Any thread. */
@@ -255,8 +285,9 @@ WEFT_API void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, si
  * track per worker with non-overlapping "running", "searching" and
  * "sleeping" slices and wake-ups as flow arrows. With WEFT_TRACE=path in the
  * environment every pool traces from creation to destruction (the default
- * pool until exit; later pools write path.1, path.2, ...); a file that cannot
- * be created is reported by one line on stderr (once per value of
+ * pool until exit; later pools write path.1, path.2, ...; a fork child's
+ * pools write path.PID, path.PID.1, ..., PID being the child's); a file that
+ * cannot be created is reported by one line on stderr (once per value of
  * WEFT_TRACE) naming the variable and the error, and the pool runs untraced.
  * Recording costs workers one flag load per state change when off. Any
  * thread; stop waits until every worker has handed its events over (between
@@ -267,12 +298,13 @@ WEFT_API void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, si
  *  EBUSY   the pool is already tracing (path is not touched);
  *  ENOMEM  out of memory;
  *  EAGAIN  pool is NULL and no default pool could be created;
+ *  ECHILD  pool is a parent's pool in a fork child;
  *  or the errno of creating the file (ENOENT, ENOTDIR, EACCES, EISDIR,
  *  EROFS, ENAMETOOLONG, EMFILE, ...): nothing is created and the pool does
  *  not trace.
  * weft_trace_stop returns 0, EINVAL (not tracing), EAGAIN (no default pool),
- * or the errno of writing the file (EIO when the stream does not tell which);
- * tracing stops either way. */
+ * ECHILD (a parent's pool in a fork child), or the errno of writing the file
+ * (EIO when the stream does not tell which); tracing stops either way. */
 WEFT_API int weft_trace_start(weft_pool *pool, const char *path);
 WEFT_API int weft_trace_stop(weft_pool *pool);
 
@@ -290,7 +322,8 @@ WEFT_API int weft_thread_index(void);
  *    caller participates in its own pool until fn has finished.
  * Any thread. Memory: everything before the call is visible to fn, and
  * everything fn wrote is visible after the call returns.
- * If the default pool cannot be created, fn runs on the calling thread.
+ * If the default pool cannot be created, or pool is a parent's pool in a fork
+ * child, fn runs on the calling thread.
  * A NULL fn does nothing (asserts in debug builds). */
 WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
 
@@ -313,7 +346,8 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  *  EINVAL    fn is NULL;
  *  ENOMEM    out of memory (the job is not queued);
  *  EAGAIN    the default pool could not be created;
- *  ESHUTDOWN weft_pool_destroy has closed the pool (from on_exit). */
+ *  ESHUTDOWN weft_pool_destroy has closed the pool (from on_exit);
+ *  ECHILD    pool is a parent's pool in a fork child (see fork() above). */
 WEFT_API int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg);
 
 /* Priorities (a context-based job system's). Every worker (and the injector) keeps a high and a
@@ -372,7 +406,8 @@ WEFT_API int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg
  * Returns 0 (fn ran on every worker), or, with nothing run:
  *  EINVAL    fn is NULL;
  *  EAGAIN    the default pool could not be created;
- *  ESHUTDOWN weft_pool_destroy is stopping the pool's workers (on_exit). */
+ *  ESHUTDOWN weft_pool_destroy is stopping the pool's workers (on_exit);
+ *  ECHILD    pool is a parent's pool in a fork child. */
 WEFT_API int weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg);
 
 /* ---- Contexts: threads outside the pool that take part in their own work -- */
@@ -391,7 +426,7 @@ typedef struct weft_context weft_context;
  * Any thread that is not a worker and holds no context.
  * Returns 0 and sets *context, or EINVAL (context NULL, or the caller is a
  * worker or holds a context), EBUSY (all config.contexts slots are taken),
- * EAGAIN (no default pool). */
+ * EAGAIN (no default pool), ECHILD (a parent's pool in a fork child). */
 WEFT_API int weft_context_acquire(weft_pool *pool, weft_context **context);
 
 /* Run what is still queued on the context, then give it back. The thread that
@@ -445,7 +480,8 @@ typedef struct weft_reducer {
  * runs and how the caller waits: as weft_for. Any thread.
  * Returns 0, or:
  *  EINVAL  reducer, result or a callback is NULL, or size is 0;
- *  ENOMEM  an accumulator could not be allocated (result is untouched). */
+ *  ENOMEM  an accumulator could not be allocated (result is untouched);
+ *  ECHILD  pool is a parent's pool in a fork child (result is untouched). */
 WEFT_API int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
                          const weft_reducer *reducer, void *result);
 
@@ -456,7 +492,7 @@ typedef struct weft_event weft_event;
 /* Create an event of pool (NULL: the current pool) that is set once
  * `dependencies` signals have arrived (0: set at once). Any thread.
  * Returns 0 and sets *event, or EINVAL (event NULL), EAGAIN (no default
- * pool), ENOMEM. */
+ * pool), ECHILD (a parent's pool in a fork child), ENOMEM. */
 WEFT_API int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies);
 
 /* Meet one dependency; the last one sets the event: its waiters return and
@@ -486,7 +522,8 @@ WEFT_API void weft_event_wait(weft_event *event);
  * answers EBUSY. Any thread. Returns 0 (it will run once the event is set, or
  * is discarded with an event destroyed unset), EINVAL (event or fn NULL),
  * ENOMEM (nothing queued), ESHUTDOWN (weft_pool_destroy has closed the
- * pool). */
+ * pool), ECHILD (the event's pool is a parent's pool in a fork child;
+ * follow-ups registered in the parent run on the setting signaller). */
 WEFT_API int weft_event_then(weft_event *event, weft_fn *fn, void *arg);
 
 /* Free the event. No thread may wait on it or use it concurrently or after.
@@ -521,7 +558,8 @@ WEFT_API int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *af
  * worker participates). Any thread; one run of a graph at a time. Memory:
  * everything a node wrote is visible to its successors and, after the call,
  * to the caller. Returns 0, or EINVAL (graph NULL), ELOOP (the graph has a
- * cycle: nothing ran), EBUSY (the graph is already running), ENOMEM. */
+ * cycle: nothing ran), EBUSY (the graph is already running), ENOMEM, ECHILD
+ * (pool is a parent's pool in a fork child: nothing ran). */
 WEFT_API int weft_graph_run(weft_graph *graph, weft_pool *pool);
 
 /* Free the graph and its nodes. Not while it runs. NULL does nothing, as

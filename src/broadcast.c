@@ -110,9 +110,9 @@ void weft__broadcast_run(weft_pool *pool, void (*fn)(unsigned index, void *arg),
 int weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg) {
     if (!fn)
         return EINVAL;
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err; /* EAGAIN, ECHILD */
     /* Its workers are stopping (on_exit): some would never run their share. */
     if (weft__pending_closed(&pool->pending))
         return ESHUTDOWN;

@@ -31,9 +31,9 @@ struct weft_context {
 int weft_context_acquire(weft_pool *pool, weft_context **context) {
     if (!context || weft__current_worker())
         return EINVAL; /* a worker, or a thread that already holds a context */
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
     for (unsigned i = pool->threads; i < pool->threads + pool->contexts; i++) {
         weft__worker *ctx = &pool->workers[i];
         bool free_slot = false;

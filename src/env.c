@@ -26,6 +26,14 @@ static struct {
 } warned[] = {{"WEFT_NUM_THREADS", ""}, {"WEFT_TRACE", ""}};
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+void weft__env_fork_prepare(void) {
+    pthread_mutex_lock(&lock);
+}
+
+void weft__env_fork_release(void) {
+    pthread_mutex_unlock(&lock);
+}
+
 /* True the first time name has this value (and records it). */
 static bool first_time(const char *name, const char *value) {
     bool first = true;

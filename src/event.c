@@ -52,9 +52,9 @@ struct weft_event {
 int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies) {
     if (!event)
         return EINVAL;
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
     weft_event *e = malloc(sizeof *e);
     if (!e)
         return ENOMEM;
@@ -71,8 +71,13 @@ int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies
 }
 
 /* Queue a follow-up at the priority of the thread that queues it; a full
- * deque falls back to the injector. */
+ * deque falls back to the injector. In a fork child, a follow-up the parent
+ * registered on an event of its pool runs here: that pool has no workers. */
 static void queue_followup(weft_pool *pool, weft__heap_job *h) {
+    if (weft__pool_is_stale(pool)) {
+        weft__job_execute(&h->job);
+        return;
+    }
     weft__worker *w = weft__worker_of(pool);
     weft_priority prio = w ? w->prio : WEFT_PRIORITY_NORMAL;
     if (weft__pool_submit_detached(pool, &h->job, prio) != 0)
@@ -170,6 +175,8 @@ void weft_event_wait(weft_event *event) {
 int weft_event_then(weft_event *event, weft_fn *fn, void *arg) {
     if (!event || !fn)
         return EINVAL;
+    if (weft__pool_is_stale(event->pool))
+        return ECHILD;
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
         return ENOMEM;

@@ -181,6 +181,8 @@ static void run_inside(void *arg) {
 int weft_graph_run(weft_graph *graph, weft_pool *pool) {
     if (!graph)
         return EINVAL;
+    if (pool && weft__pool_is_stale(pool))
+        return ECHILD;
     bool idle = false;
     if (!atomic_compare_exchange_strong_explicit(&graph->running, &idle, true, memory_order_acquire,
                                                  memory_order_relaxed))

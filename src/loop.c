@@ -152,7 +152,8 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
         reducer->init(result, reducer->arg); /* the identity */
         return 0;
     }
-    pool = weft__pool_resolve(pool);
+    if (weft__pool_lookup(pool, &pool) == ECHILD)
+        return ECHILD;
     loop l = {.grain = grain,
               .threads = pool ? pool->threads : 1,
               .leaf = reduce_leaf,

@@ -33,6 +33,11 @@ WEFT_HIDDEN void weft__os_precise_timers(void);
 WEFT_HIDDEN void weft__os_wake_one(_Atomic uint32_t *word);
 WEFT_HIDDEN void weft__os_wake_all(_Atomic uint32_t *word);
 
+/* In a fork child, from pool.c's atfork handler while the child has a single
+ * thread: make the seam's process-wide state usable again, whatever the
+ * threads that did not survive the fork were doing with it. */
+WEFT_HIDDEN void weft__os_fork_child(void);
+
 /* Number of CPUs this process may run on (at least 1). */
 WEFT_HIDDEN unsigned weft__os_cpu_count(void);
 

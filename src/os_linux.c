@@ -44,6 +44,9 @@ void weft__os_wake_all(_Atomic uint32_t *word) {
     futex(word, FUTEX_WAKE, INT_MAX);
 }
 
+/* A futex is the word itself: nothing process-wide to repair after fork(). */
+void weft__os_fork_child(void) {}
+
 unsigned weft__os_cpu_count(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {

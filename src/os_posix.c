@@ -63,6 +63,17 @@ bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t dea
 
 void weft__os_precise_timers(void) {}
 
+/* fork(): in the child, a bucket's lock may be held by a thread that did not
+ * survive, and its condition variable may count such threads as waiters (a
+ * broadcast could then wait for them to leave). Nothing else lives in a
+ * bucket and the child has a single thread, so it initialises every bucket
+ * afresh. (Holding all the locks across the fork instead would leave the
+ * conditions' waiters, and takes more locks at once than ThreadSanitizer's
+ * deadlock detector tracks.) */
+void weft__os_fork_child(void) {
+    buckets_init(); /* harmless if the parent never used the buckets */
+}
+
 static void wake(_Atomic uint32_t *word) {
     struct bucket *b = bucket_of(word);
     pthread_mutex_lock(&b->lock);

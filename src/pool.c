@@ -18,6 +18,25 @@
  * pool from outside, or sets a latch of one of its workers, may still be
  * waking a worker after the work ran and destroy returned (latch.c,
  * "Lifetime"; weft__pool_inject). The last reference frees it.
+ *
+ * fork(): a child has one thread, the one that forked; every pool it
+ * inherited has no workers there, and any lock of such a pool may be held
+ * by a thread that did not survive. The atfork handlers (installed before
+ * the first pool is created) therefore:
+ *  1. prepare: take default_lock, so that no default pool is half created
+ *     at the fork;
+ *  2. parent: release it;
+ *  3. child: bump weft__fork_generation, which every pool recorded at
+ *     creation, so that each entry point from an outside thread sees an
+ *     inherited pool as stale (weft__pool_is_stale) and answers ECHILD, or
+ *     runs the work on the calling thread, without touching the pool's locks;
+ *     forget the default pool (weft_pool_default creates a fresh one on first
+ *     use) but keep it reachable, on `abandoned`: its memory and the jobs
+ *     queued in it stay as they were, never run; reset the forking thread's
+ *     weft__tls_worker, so that a child forked inside a job is an outside
+ *     thread; repair the OS seam (os.h); release default_lock.
+ * weft_pool_destroy frees a stale pool's memory and nothing else: no latch,
+ * no lock, no join.
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -44,6 +63,14 @@ _Atomic unsigned long weft__tsan_fence_word;
 
 static _Atomic(weft_pool *) default_pool;
 static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool trace_at_exit; /* L (default_lock): stop_default_trace is registered */
+
+_Atomic unsigned weft__fork_generation;
+/* Fork child only: the default pools of its ancestors, linked through
+ * `abandoned`. Never freed (their jobs' memory may be on stacks of threads
+ * that no longer exist); kept reachable so that leak checkers see memory
+ * deliberately kept, not lost. Written by the atfork child handler alone. */
+static weft_pool *abandoned_defaults;
 
 /* ---- Finding work ------------------------------------------------------- */
 
@@ -301,8 +328,29 @@ static void *alloc_aligned(size_t size) {
     return p;
 }
 
-static void pool_free(weft_pool *pool) {
+/* What a stale pool's threads would have freed on their way out (worker_main)
+ * or in weft_trace_stop: they did not survive the fork. */
+static void free_stale_leftovers(weft_pool *pool) {
+    for (unsigned i = 0; i < pool->threads; i++) {
+        free_job_cache(&pool->workers[i]);
+        weft__trace_buf_free(&pool->workers[i].stats.trace);
+        if (pool->trace.collected)
+            weft__trace_buf_free(&pool->trace.collected[i]);
+    }
+    free(pool->trace.collected);
+    /* Nothing is written to it before stop: closing the child's copy of the
+     * descriptor flushes nothing into the parent's file. */
+    if (pool->trace.file)
+        fclose(pool->trace.file);
+}
+
+/* Free the pool. stale: a parent's pool in a fork child, whose locks may be
+ * held by threads that did not survive the fork: free their memory without
+ * pthread_mutex_destroy (destroying a locked mutex is undefined). */
+static void pool_free(weft_pool *pool, bool stale) {
     if (pool->workers) {
+        if (stale)
+            free_stale_leftovers(pool);
         for (unsigned i = 0; i < pool->threads + pool->contexts; i++) {
             for (int p = 0; p < WEFT_PRIORITIES; p++)
                 weft__deque_destroy(&pool->workers[i].deques[p]);
@@ -311,14 +359,18 @@ static void pool_free(weft_pool *pool) {
         }
         free(pool->workers);
     }
-    if (pool->sleep.slots)
+    if (pool->sleep.slots && stale)
+        weft__sleep_abandon(&pool->sleep);
+    else if (pool->sleep.slots)
         weft__sleep_destroy(&pool->sleep);
-    for (int p = 0; p < WEFT_PRIORITIES; p++)
-        weft__injector_destroy(&pool->injectors[p]);
     weft__trace_buf_free(&pool->trace.outside);
-    pthread_mutex_destroy(&pool->trace.lock);
-    pthread_mutex_destroy(&pool->trace.stop_lock);
-    weft__broadcasts_destroy(&pool->broadcasts);
+    if (!stale) {
+        for (int p = 0; p < WEFT_PRIORITIES; p++)
+            weft__injector_destroy(&pool->injectors[p]);
+        pthread_mutex_destroy(&pool->trace.lock);
+        pthread_mutex_destroy(&pool->trace.stop_lock);
+        weft__broadcasts_destroy(&pool->broadcasts);
+    }
     free(pool);
 }
 
@@ -372,6 +424,8 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     pool->on_exit = c->on_exit;
     pool->user = c->user;
     pool->stack_size = c->stack_size ? c->stack_size : WEFT_STACK_SIZE_DEFAULT;
+    /* Relaxed: see weft__pool_is_stale. */
+    pool->fork_generation = atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);
     atomic_init(&pool->refs, 1);
     atomic_init(&pool->start, WEFT_START_GATED);
     weft__pending_init(&pool->pending);
@@ -386,6 +440,58 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
                                c->wake == WEFT_WAKE_ALL, c->leave == WEFT_LEAVE_FAST);
     return err;
 }
+
+/* ---- fork() --------------------------------------------------------------- */
+
+/* The process-wide locks, in the order every other path takes them. */
+static void fork_prepare(void) {
+    pthread_mutex_lock(&default_lock); /* no default pool is half created at the fork */
+    weft__serve_fork_prepare();
+    weft__env_fork_prepare();
+}
+
+static void fork_parent(void) {
+    weft__env_fork_release();
+    weft__serve_fork_release();
+    pthread_mutex_unlock(&default_lock);
+}
+
+/* The child's only thread, before fork() returns in it. */
+static void fork_child(void) {
+    weft__os_fork_child();
+    /* Relaxed: the child has no other thread (weft__pool_is_stale). */
+    atomic_fetch_add_explicit(&weft__fork_generation, 1, memory_order_relaxed);
+    weft__tls_worker = NULL; /* forked inside a job: an outside thread from now on */
+    /* Relaxed: under default_lock, and alone. */
+    weft_pool *old = atomic_load_explicit(&default_pool, memory_order_relaxed);
+    if (old) {
+        old->abandoned = abandoned_defaults;
+        abandoned_defaults = old;
+        atomic_store_explicit(&default_pool, NULL, memory_order_relaxed);
+    }
+    weft__trace_fork_child();
+    weft__env_fork_release(); /* all three taken by fork_prepare on this thread */
+    weft__serve_fork_release();
+    pthread_mutex_unlock(&default_lock);
+}
+
+static int fork_handlers_err;
+
+static void install_fork_handlers(void) {
+    fork_handlers_err = pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Before the first pool exists, once per process (pthread_once is fork-safe
+ * in the C library: a child inherits it done, or not started). A pool
+ * without the handlers would hang a fork child, so creation fails instead;
+ * pthread_atfork fails only for lack of memory, and is not retried. */
+static int need_fork_handlers(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, install_fork_handlers);
+    return fork_handlers_err ? ENOMEM : 0;
+}
+
+/* ---- The public lifecycle ----------------------------------------------- */
 
 /* The caller's config as this library's struct: copy what the caller has,
  * defaults (zeros) for what it does not; a larger struct's tail must be zero. */
@@ -408,6 +514,8 @@ int weft_pool_create_sized(weft_pool **out, const weft_config *config, size_t co
     int err = import_config(&copy, config, config_size);
     if (!err)
         err = check_config(c);
+    if (!err)
+        err = need_fork_handlers();
     if (err)
         return err;
     weft_pool *pool = alloc_aligned(sizeof *pool);
@@ -417,7 +525,7 @@ int weft_pool_create_sized(weft_pool **out, const weft_config *config, size_t co
     if (!err)
         err = start_workers(pool);
     if (err) {
-        pool_free(pool);
+        pool_free(pool, false);
         return err;
     }
     weft__trace_from_env(pool);
@@ -440,7 +548,7 @@ void weft__pool_ref(weft_pool *pool) {
 void weft__pool_unref(weft_pool *pool) {
     /* Acq_rel: every user's accesses happen-before the free. */
     if (atomic_fetch_sub_explicit(&pool->refs, 1, memory_order_acq_rel) == 1)
-        pool_free(pool);
+        pool_free(pool, false);
 }
 
 /* Wait until the pool's detached jobs have finished and close it to new ones
@@ -486,7 +594,11 @@ static int check_not_inside(weft_pool *pool) {
 
 int weft_pool_destroy(weft_pool *pool) {
     if (!pool || pool->is_default)
-        return EINVAL;
+        return EINVAL; /* the default pool, or one abandoned by a fork */
+    if (weft__pool_is_stale(pool)) {
+        pool_free(pool, true); /* its workers, its jobs' threads: all gone */
+        return 0;
+    }
     int err = check_not_inside(pool);
     if (err)
         return err;
@@ -507,8 +619,12 @@ int weft_pool_destroy(weft_pool *pool) {
     return 0;
 }
 
+/* Registered once per process image, so a fork child inherits it: there it
+ * stops the child's own default pool, if it made one (NULL would create one). */
 static void stop_default_trace(void) {
-    weft_trace_stop(atomic_load_explicit(&default_pool, memory_order_acquire));
+    weft_pool *pool = atomic_load_explicit(&default_pool, memory_order_acquire);
+    if (pool)
+        weft_trace_stop(pool);
 }
 
 weft_pool *weft_pool_default(void) {
@@ -523,18 +639,21 @@ weft_pool *weft_pool_default(void) {
         pool->is_default = true;
         atomic_store_explicit(&default_pool, pool, memory_order_release);
         /* Relaxed: set by weft_pool_create on this thread. */
-        if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
-            atexit(stop_default_trace); /* WEFT_TRACE: the default pool lives to exit */
+        if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed) && !trace_at_exit)
+            trace_at_exit = atexit(stop_default_trace) == 0; /* WEFT_TRACE: lives to exit */
     }
     pthread_mutex_unlock(&default_lock);
     return pool;
 }
 
-weft_pool *weft__pool_resolve(weft_pool *pool) {
-    if (pool)
-        return pool;
+int weft__pool_lookup(weft_pool *pool, weft_pool **out) {
     weft__worker *w = weft__tls_worker; /* a worker's or a context's own pool */
-    return w ? w->pool : weft_pool_default();
+    if (!pool)
+        pool = w ? w->pool : weft_pool_default();
+    else if (!(w && w->pool == pool) && weft__pool_is_stale(pool))
+        return ECHILD; /* a worker's own pool never is: skip the check */
+    *out = pool;
+    return pool ? 0 : EAGAIN;
 }
 
 unsigned weft_pool_threads(const weft_pool *pool) {

@@ -68,6 +68,9 @@ struct weft_pool {
     bool is_default;                               /* set under default_lock before the
                                                       default pool is published; read
                                                       only by weft_pool_destroy */
+    unsigned fork_generation;                      /* I: weft__fork_generation at creation */
+    weft_pool *abandoned;                          /* a fork child's list of its parents'
+                                                      default pools (pool.c) */
     char name[16];                                 /* I: thread-name prefix */
     void (*on_start)(unsigned worker, void *user); /* I */
     void (*on_exit)(unsigned worker, void *user);  /* I */
@@ -92,9 +95,35 @@ static inline weft__worker *weft__worker_of(weft_pool *pool) {
     return w && w->pool == pool ? w : NULL;
 }
 
-/* NULL means the calling thread's own pool (a worker's or a context's), else the
- * default pool; NULL again if that cannot be created. */
-WEFT_HIDDEN weft_pool *weft__pool_resolve(weft_pool *pool);
+/* How many fork() children deep this process is, counting forks made after
+ * the first pool was created: bumped by pool.c's atfork child handler. */
+WEFT_HIDDEN extern _Atomic unsigned weft__fork_generation;
+
+/* Was pool created by an ancestor of this process, before a fork()? Its
+ * workers do not exist here and its locks may be held by threads that did
+ * not survive the fork, so nothing may touch more than its I fields. Entry
+ * points from outside threads ask this; a worker never needs to, since it
+ * only exists in the process that created its pool. */
+static inline bool weft__pool_is_stale(const weft_pool *pool) {
+    /* Relaxed: the counter changes only in the atfork child handler, while
+     * the child has a single thread; every thread it creates later
+     * synchronises with that through pthread_create. */
+    return WEFT_UNLIKELY(pool->fork_generation !=
+                         atomic_load_explicit(&weft__fork_generation, memory_order_relaxed));
+}
+
+/* The pool an entry point works on: pool itself, or for NULL the calling
+ * thread's own pool (worker or context), else the default pool. Returns 0
+ * and sets *out, or EAGAIN (the default pool cannot be created) or ECHILD
+ * (pool belongs to the parent of this fork child). */
+WEFT_HIDDEN int weft__pool_lookup(weft_pool *pool, weft_pool **out);
+
+/* weft__pool_lookup for entry points that cannot report an error: NULL for
+ * either, and they fall back to running the work on the calling thread. */
+static inline weft_pool *weft__pool_resolve(weft_pool *pool) {
+    weft_pool *p;
+    return weft__pool_lookup(pool, &p) == 0 ? p : NULL;
+}
 
 WEFT_HIDDEN void weft__pool_ref(weft_pool *pool);
 WEFT_HIDDEN void weft__pool_unref(weft_pool *pool);

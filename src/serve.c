@@ -57,6 +57,14 @@ static bool seen(weft_pool *const *pools, unsigned n, const weft_pool *pool) {
     return false;
 }
 
+void weft__serve_fork_prepare(void) {
+    pthread_mutex_lock(&serve_lock);
+}
+
+void weft__serve_fork_release(void) {
+    pthread_mutex_unlock(&serve_lock);
+}
+
 bool weft__serve_reaches(weft_pool *pool, weft_pool *target) {
     /* Breadth-first over "serves": visited[0..n) is both the queue and the
      * set of pools already queued. */

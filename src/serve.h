@@ -25,4 +25,9 @@ WEFT_HIDDEN void weft__serve_end(weft_pool *pool, weft__guest *g);
  * serve it? Then a job of pool waiting for target could wait for itself. */
 WEFT_HIDDEN bool weft__serve_reaches(weft_pool *pool, weft_pool *target);
 
+/* fork(): hold the lock across it (pool.c's atfork handlers), so that the
+ * child does not inherit it held by a thread that does not exist there. */
+WEFT_HIDDEN void weft__serve_fork_prepare(void);
+WEFT_HIDDEN void weft__serve_fork_release(void);
+
 #endif

@@ -142,6 +142,10 @@ void weft__sleep_destroy(weft__sleep *s) {
     for (unsigned i = 0; i < s->nslots; i++)
         pthread_mutex_destroy(&s->slots[i].lock);
     pthread_mutex_destroy(&s->legacy_lock);
+    weft__sleep_abandon(s);
+}
+
+void weft__sleep_abandon(weft__sleep *s) {
     free(s->slots);
 }
 

@@ -66,6 +66,10 @@ struct weft__idle {
 WEFT_HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned slots,
                                  bool wake_all, bool leave_fast);
 WEFT_HIDDEN void weft__sleep_destroy(weft__sleep *s);
+/* weft__sleep_destroy in a fork child, for a parent's pool: frees the memory
+ * without destroying the slots' locks, which threads that did not survive
+ * the fork may have held. */
+WEFT_HIDDEN void weft__sleep_abandon(weft__sleep *s);
 
 /* A worker starts / stops searching for work. `more`: the place it took its
  * job from still had work, so another idle thread is worth having. */

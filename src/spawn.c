@@ -101,9 +101,9 @@ int weft__spawn_detached(weft_pool *pool, weft_fn *fn, void *arg, weft_priority 
 int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
     if (!fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
         return EINVAL;
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
     return weft__spawn_detached(pool, fn, arg, priority);
 }
 

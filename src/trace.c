@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pool.h"
 
@@ -138,16 +139,16 @@ static int write_json(weft_pool *pool, uint64_t end) {
 int weft_trace_start(weft_pool *pool, const char *path) {
     if (!path)
         return EINVAL;
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
     weft__trace_buf *collected = calloc(pool->threads, sizeof *collected);
     if (!collected)
         return ENOMEM;
     /* Under stop_lock, the EBUSY check comes before the file is created, so
      * a second start cannot truncate a file some other path names. */
     pthread_mutex_lock(&pool->trace.stop_lock);
-    int err = atomic_load_explicit(&pool->trace.on, memory_order_relaxed) ? EBUSY : 0;
+    err = atomic_load_explicit(&pool->trace.on, memory_order_relaxed) ? EBUSY : 0;
     FILE *f = NULL;
     if (!err && (f = fopen(path, "w")) == NULL)
         err = errno; /* ENOENT, EACCES, EISDIR, ENOTDIR, ... */
@@ -174,11 +175,10 @@ static void collect(unsigned index, void *arg) {
 }
 
 int weft_trace_stop(weft_pool *pool) {
-    pool = weft__pool_resolve(pool);
-    if (!pool)
-        return EAGAIN;
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
     pthread_mutex_lock(&pool->trace.stop_lock); /* one stop at a time */
-    int err = 0;
     if (!atomic_load_explicit(&pool->trace.on, memory_order_acquire)) {
         err = EINVAL; /* not tracing */
     } else {
@@ -199,18 +199,33 @@ int weft_trace_stop(weft_pool *pool) {
     return err;
 }
 
+/* WEFT_TRACE numbering: pools traced so far by this process. */
+static _Atomic unsigned traced_pools;
+/* 0, or in a fork child its pid: its files are path.PID, path.PID.N. Written
+ * by the atfork child handler, before the child has a second thread. */
+static long fork_child_pid;
+
+void weft__trace_fork_child(void) {
+    /* Relaxed: the child has a single thread now (pool.c). */
+    atomic_store_explicit(&traced_pools, 0, memory_order_relaxed);
+    fork_child_pid = (long)getpid();
+}
+
 /* WEFT_TRACE: trace every pool; the first writes path, later ones path.N. */
 void weft__trace_from_env(weft_pool *pool) {
-    static _Atomic unsigned pools;
     const char *path = getenv("WEFT_TRACE");
     if (!path || !*path)
         return;
-    unsigned n = atomic_fetch_add_explicit(&pools, 1, memory_order_relaxed);
-    char buf[4096];
-    if (n == 0)
-        snprintf(buf, sizeof buf, "%s", path);
+    unsigned n = atomic_fetch_add_explicit(&traced_pools, 1, memory_order_relaxed);
+    char base[4096], buf[4096 + 32];
+    if (fork_child_pid)
+        snprintf(base, sizeof base, "%s.%ld", path, fork_child_pid);
     else
-        snprintf(buf, sizeof buf, "%s.%u", path, n);
+        snprintf(base, sizeof base, "%s", path);
+    if (n == 0)
+        snprintf(buf, sizeof buf, "%s", base);
+    else
+        snprintf(buf, sizeof buf, "%s.%u", base, n);
     /* Best effort: tracing is a debugging aid, the pool works without it. */
     int err = weft_trace_start(pool, buf);
     if (err) {

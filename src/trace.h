@@ -51,6 +51,9 @@ typedef struct weft_pool weft_pool;
 WEFT_HIDDEN uint32_t weft__trace_wake(weft_pool *pool);
 /* At pool creation: start tracing if WEFT_TRACE says so. */
 WEFT_HIDDEN void weft__trace_from_env(weft_pool *pool);
+/* In a fork child (pool.c's atfork handler): WEFT_TRACE files get names of
+ * their own, so that the child does not overwrite its parent's. */
+WEFT_HIDDEN void weft__trace_fork_child(void);
 
 WEFT_HIDDEN void weft__trace_append(weft__trace_buf *b, weft__trace_kind kind, uint32_t arg);
 WEFT_HIDDEN void weft__trace_buf_free(weft__trace_buf *b);
