@@ -27,7 +27,6 @@
 #include "latch.h"
 
 #include "debug_yield.h"
-
 #include "os.h"
 #include "pool.h"
 #include "sleep.h"
@@ -48,8 +47,8 @@ void weft__count_latch_init(weft__count_latch *c, size_t count) {
 
 static void set_outside(weft__latch *l) {
     _Atomic uint32_t *word = &l->state;
-    /* Release: publishes the job's writes to the owner's acquire probe. */
     weft__debug_yield();
+    /* Release: publishes the job's writes to the owner's acquire probe. */
     uint32_t old = atomic_exchange_explicit(word, WEFT_LATCH_SET, memory_order_release);
     weft__debug_yield();
     if (old == WEFT_LATCH_SLEEPING)

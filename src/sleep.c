@@ -57,7 +57,6 @@
 #include "sleep.h"
 
 #include "debug_yield.h"
-
 #include "injector.h"
 #include "os.h"
 #include "pool.h"
