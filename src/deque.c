@@ -39,6 +39,7 @@
 #include <stdlib.h>
 
 #include "deque.h"
+#include "debug_yield.h"
 
 static uint64_t ts_pack(uint32_t top, uint32_t split) {
     return ((uint64_t)split << 32) | top;
@@ -93,6 +94,7 @@ static weft__deque_buf *grow(weft__deque *d) {
         atomic_store_explicit(&nb->slot[i & nb->mask], j, memory_order_relaxed);
     }
     nb->retired = old;
+    weft__debug_yield();
     /* Release: a thief that loads the new buffer (acquire) sees its slots. */
     atomic_store_explicit(&d->buf, nb, memory_order_release);
     d->obuf = nb;
@@ -100,6 +102,7 @@ static weft__deque_buf *grow(weft__deque *d) {
 }
 
 int weft__deque_push_cold(weft__deque *d, weft__job *job) {
+    weft__debug_yield();
     /* Acquire: pairs with the thieves' CAS of ts, so the slots they claimed
      * were read before we reuse them (invariant 3). */
     d->top_seen = weft__deque_top(atomic_load_explicit(&d->ts, memory_order_acquire));
@@ -112,9 +115,11 @@ int weft__deque_push_cold(weft__deque *d, weft__job *job) {
  * jobs they point to) below new_split to thieves' acquire loads of ts. */
 static void move_split(weft__deque *d, uint32_t new_split) {
     uint64_t ts = atomic_load_explicit(&d->ts, memory_order_relaxed);
+    weft__debug_yield();
     while (!atomic_compare_exchange_weak_explicit(&d->ts, &ts,
                                                   ts_pack(weft__deque_top(ts), new_split),
                                                   memory_order_release, memory_order_relaxed)) {
+        weft__debug_yield();
     }
     d->split = new_split;
     d->top_seen = weft__deque_top(ts);
@@ -124,6 +129,7 @@ unsigned weft__deque_share(weft__deque *d) {
     /* Relaxed: a hint; clearing it before sharing means a request that
      * arrives meanwhile is kept. */
     atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
+    weft__debug_yield();
     unsigned n = d->bottom - d->split;
     if (n)
         move_split(d, d->bottom);
@@ -141,6 +147,7 @@ static weft__job *reclaim(weft__deque *d) {
         if (n == 0)
             return NULL; /* all stolen: bottom == split == top */
         uint64_t want = n == 1 ? ts_pack(t + 1, s) : ts_pack(t, t + n / 2);
+        weft__debug_yield();
         /* Acq_rel: ordered with the thieves' CAS on the same word; failure
          * means a thief moved top, and we look again. */
         if (atomic_compare_exchange_weak_explicit(&d->ts, &ts, want, memory_order_acq_rel,
@@ -151,6 +158,7 @@ static weft__job *reclaim(weft__deque *d) {
                 d->split = t + n / 2;
                 d->bottom = s - 1; /* s - 1 >= the new split: now private */
             }
+            weft__debug_yield();
             return atomic_load_explicit(&d->obuf->slot[(s - 1) & d->obuf->mask],
                                         memory_order_relaxed);
         }
@@ -164,6 +172,7 @@ weft__job *weft__deque_pop_cold(weft__deque *d) {
     /* A thief asked for work: share all but the job we take now, and leave
      * the count for the caller to announce (the thief may be asleep by now). */
     atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
+    weft__debug_yield();
     if (b - d->split >= 2) {
         d->unannounced += b - 1 - d->split;
         move_split(d, b - 1);
@@ -177,6 +186,7 @@ weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job) {
     /* Acquire: pairs with the owner's release CAS that published the job. */
     uint64_t ts = atomic_load_explicit(&d->ts, memory_order_acquire);
     uint32_t t = weft__deque_top(ts), s = weft__deque_split(ts);
+    weft__debug_yield();
     if (t == s) {
         /* Relaxed: a request, not a promise; checked before written so the
          * line stays shared while thieves keep asking. */
@@ -184,15 +194,18 @@ weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job) {
             atomic_store_explicit(&d->movesplit, 1, memory_order_relaxed);
         return WEFT_STEAL_EMPTY;
     }
+    weft__debug_yield();
     /* Acquire: pairs with the release store of a grown buffer. */
     weft__deque_buf *buf = atomic_load_explicit(&d->buf, memory_order_acquire);
     weft__job *j = atomic_load_explicit(&buf->slot[t & buf->mask], memory_order_relaxed);
+    weft__debug_yield();
     /* Acq_rel: claims index t; release lets the owner's acquire loads of ts
      * know we are done with the slot (invariant 3). Failure: another thief or
      * the owner changed ts, and what we read may be stale. */
     if (!atomic_compare_exchange_strong_explicit(&d->ts, &ts, ts_pack(t + 1, s),
                                                  memory_order_acq_rel, memory_order_relaxed))
         return WEFT_STEAL_RETRY;
+    weft__debug_yield();
     *job = j;
     return WEFT_STEAL_OK;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "debug_yield.h"
 #include "job.h"
 
 typedef struct weft__deque_buf {
@@ -66,6 +67,7 @@ static inline int weft__deque_push(weft__deque *d, weft__job *job) {
     weft__deque_buf *buf = d->obuf;
     if (WEFT_UNLIKELY(b - d->top_seen > buf->mask))
         return weft__deque_push_cold(d, job);
+    weft__debug_yield();
     /* Relaxed: published to thieves only by a later release CAS of ts. */
     atomic_store_explicit(&buf->slot[b & buf->mask], job, memory_order_relaxed);
     d->bottom = b + 1;
@@ -76,11 +78,13 @@ static inline int weft__deque_push(weft__deque *d, weft__job *job) {
  * thief asking for more) is plain loads and stores. */
 static inline weft__job *weft__deque_pop(weft__deque *d) {
     uint32_t b = d->bottom;
+    weft__debug_yield();
     /* Relaxed: a hint from thieves; honoured on the cold path. */
     if (WEFT_UNLIKELY(b == d->split ||
                       atomic_load_explicit(&d->movesplit, memory_order_relaxed) != 0))
         return weft__deque_pop_cold(d);
     d->bottom = b - 1;
+    weft__debug_yield();
     return atomic_load_explicit(&d->obuf->slot[(b - 1) & d->obuf->mask], memory_order_relaxed);
 }
 

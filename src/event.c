@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "debug_yield.h"
 #include "pool.h"
 
 typedef struct waiter {
@@ -99,13 +100,16 @@ static void fire(weft_event *e) {
      * destroys the pool waits for these instead of finding them parked. */
     if (n)
         weft__pending_ready(&pool->pending, n);
+    weft__debug_yield();
     /* Release: pairs with weft_event_is_set's acquire; the signallers' writes
      * (acquired by our CAS) come before it. */
     atomic_store_explicit(&e->fired, true, memory_order_release);
     pthread_mutex_unlock(&e->lock);
+    weft__debug_yield();
     while (f) {
         weft__heap_job *next = (weft__heap_job *)f->job.next;
         queue_followup(pool, f);
+        weft__debug_yield();
         f = next;
     }
     while (w) {
@@ -116,6 +120,7 @@ static void fire(weft_event *e) {
 }
 
 static void unref(weft_event *e) {
+    weft__debug_yield();
     /* Acq_rel: every user's accesses happen-before the free. */
     if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) {
         pthread_mutex_destroy(&e->lock);
@@ -135,10 +140,12 @@ void weft_event_signal(weft_event *event) {
         assert(n > 0 && "weft_event_signal: more signals than dependencies");
         if (n == 0)
             break; /* release builds ignore the extra signal (documented) */
+        weft__debug_yield();
         /* Acq_rel: each signaller's writes happen-before the last signal,
          * which publishes them through the waiters' latches. */
     } while (!atomic_compare_exchange_weak_explicit(&event->pending, &n, n - 1,
                                                     memory_order_acq_rel, memory_order_relaxed));
+    weft__debug_yield();
     if (n == 1)
         fire(event);
     unref(event);

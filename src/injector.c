@@ -8,6 +8,8 @@
  */
 #include "injector.h"
 
+#include "debug_yield.h"
+
 void weft__injector_init(weft__injector *q) {
     pthread_mutex_init(&q->lock, NULL);
     q->head = q->tail = NULL;
@@ -20,6 +22,7 @@ void weft__injector_destroy(weft__injector *q) {
 
 void weft__injector_push(weft__injector *q, weft__job *first, weft__job *last, uint64_t count) {
     last->next = NULL;
+    weft__debug_yield();
     pthread_mutex_lock(&q->lock);
     if (q->tail)
         q->tail->next = first;
@@ -32,11 +35,13 @@ void weft__injector_push(weft__injector *q, weft__job *first, weft__job *last, u
      * sleep protocol; consumers take the lock. */
     atomic_store_explicit(&q->length, n + count, memory_order_relaxed);
     pthread_mutex_unlock(&q->lock);
+    weft__debug_yield();
 }
 
 weft__job *weft__injector_pop(weft__injector *q) {
     if (weft__injector_is_empty(q))
         return NULL;
+    weft__debug_yield();
     pthread_mutex_lock(&q->lock);
     weft__job *job = q->head;
     if (job) {

@@ -26,6 +26,7 @@
  */
 #include "latch.h"
 
+#include "debug_yield.h"
 #include "os.h"
 #include "pool.h"
 #include "sleep.h"
@@ -46,8 +47,10 @@ void weft__count_latch_init(weft__count_latch *c, size_t count) {
 
 static void set_outside(weft__latch *l) {
     _Atomic uint32_t *word = &l->state;
+    weft__debug_yield();
     /* Release: publishes the job's writes to the owner's acquire probe. */
     uint32_t old = atomic_exchange_explicit(word, WEFT_LATCH_SET, memory_order_release);
+    weft__debug_yield();
     if (old == WEFT_LATCH_SLEEPING)
         weft__os_wake_one(word); /* safe even if the owner already freed it */
 }
@@ -63,16 +66,20 @@ void weft__latch_set(weft__latch *l) {
     bool foreign = !self || self->pool != pool;
     if (foreign)
         weft__pool_ref(pool);
+    weft__debug_yield();
     /* Seq-cst: release publishes the job's writes to the owner's probe; the
      * wake-all protocol also needs this store in the total order ahead of its
      * tickle's load (sleep.md, "latches under wake-all"). */
     uint32_t old = atomic_exchange_explicit(&l->state, WEFT_LATCH_SET, memory_order_seq_cst);
+    weft__debug_yield();
     weft__sleep_latch_set(&pool->sleep, owner, old == WEFT_LATCH_SLEEPING);
+    weft__debug_yield();
     if (foreign)
         weft__pool_unref(pool);
 }
 
 bool weft__latch_get_sleepy(weft__latch *l) {
+    weft__debug_yield();
     uint32_t expected = WEFT_LATCH_UNSET;
     /* Relaxed: only the state matters; a set latch is re-probed with acquire. */
     return atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT_LATCH_SLEEPY,
@@ -80,6 +87,7 @@ bool weft__latch_get_sleepy(weft__latch *l) {
 }
 
 bool weft__latch_fall_asleep(weft__latch *l) {
+    weft__debug_yield();
     uint32_t expected = WEFT_LATCH_SLEEPY;
     /* Relaxed: made under the owner's sleep lock, which a setter that sees
      * SLEEPING takes before it wakes us: the lock orders the rest. */
@@ -88,6 +96,7 @@ bool weft__latch_fall_asleep(weft__latch *l) {
 }
 
 void weft__latch_wake_up(weft__latch *l) {
+    weft__debug_yield();
     uint32_t expected = WEFT_LATCH_SLEEPING;
     /* Relaxed: failure means SET, which the owner re-probes with acquire. */
     atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT_LATCH_UNSET,
@@ -121,6 +130,7 @@ static void wait_outside(weft__latch *l) {
     /* Acquire: pairs with the setter's release exchange. */
     uint32_t s = atomic_load_explicit(&l->state, memory_order_acquire);
     while (s != WEFT_LATCH_SET) {
+        weft__debug_yield();
         if (s == WEFT_LATCH_UNSET) {
             /* Announce that we block; a failed CAS reloads s (maybe SET). */
             if (!atomic_compare_exchange_weak_explicit(&l->state, &s, WEFT_LATCH_SLEEPING,

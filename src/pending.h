@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "debug_yield.h"
 #include "latch.h"
 
 #define WEFT_PENDING_RUNNABLE 1ull
@@ -66,6 +67,7 @@ static inline bool weft__pending_add_if_open(weft__pending *p, uint64_t add) {
     do {
         if (weft__pending_runnable(w) == 0)
             return false;
+        weft__debug_yield();
         /* Relaxed on success: the submitter's writes reach the job through the
          * queue it is pushed on, and destroy learns of it through the
          * acq_rel decrement that ends it. */
@@ -88,6 +90,7 @@ static inline bool weft__pending_park(weft__pending *p) {
  * succeeds: while they were parked, destroy could only answer EBUSY. Seq-cst:
  * in one total order with destroy's read of the word (see the invariants). */
 static inline void weft__pending_ready(weft__pending *p, uint32_t n) {
+    weft__debug_yield();
     atomic_fetch_add_explicit(&p->word,
                               (uint64_t)n * WEFT_PENDING_RUNNABLE - n * WEFT_PENDING_PARKED,
                               memory_order_seq_cst);
@@ -95,6 +98,7 @@ static inline void weft__pending_ready(weft__pending *p, uint32_t n) {
 
 /* n parked follow-ups were discarded (their event was destroyed unset). */
 static inline void weft__pending_unpark(weft__pending *p, uint32_t n) {
+    weft__debug_yield();
     /* Release: pairs with destroy's acquire read; the discard happened first. */
     atomic_fetch_sub_explicit(&p->word, n * WEFT_PENDING_PARKED, memory_order_release);
 }
@@ -104,7 +108,9 @@ static inline void weft__pending_unpark(weft__pending *p, uint32_t n) {
 static inline void weft__pending_release(weft__pending *p) {
     /* Acq_rel: every job's writes happen-before the last decrement, which
      * publishes them to destroy through the latch's release. */
+    weft__debug_yield();
     uint64_t old = atomic_fetch_sub_explicit(&p->word, WEFT_PENDING_RUNNABLE, memory_order_acq_rel);
+    weft__debug_yield();
     if (weft__pending_runnable(old) == 1)
         weft__latch_set(&p->drained);
 }

@@ -48,6 +48,7 @@
 
 #include "pool.h"
 
+#include "debug_yield.h"
 #include "env.h"
 #include "os.h"
 
@@ -193,7 +194,9 @@ void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
     weft__injector *q = &pool->injectors[prio];
     bool was_empty = weft__injector_is_empty(q);
     weft__injector_push(q, job, job, 1);
+    weft__debug_yield();
     weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
+    weft__debug_yield();
     weft__pool_unref(pool);
 }
 
@@ -546,6 +549,7 @@ void weft__pool_ref(weft_pool *pool) {
 }
 
 void weft__pool_unref(weft_pool *pool) {
+    weft__debug_yield();
     /* Acq_rel: every user's accesses happen-before the free. */
     if (atomic_fetch_sub_explicit(&pool->refs, 1, memory_order_acq_rel) == 1)
         pool_free(pool, false);
@@ -561,7 +565,9 @@ static int drain(weft_pool *pool) {
          * release: it is ours to initialise. */
         weft__latch_init(&p->drained);
         weft__pending_release(p);
+        weft__debug_yield();
         weft__latch_wait(&p->drained);
+        weft__debug_yield();
         /* Acquire: pairs with weft__pending_unpark. Reading 0 is final: every
          * increment needs runnable or parked above 0 (pending.h). */
         uint64_t word = atomic_load_explicit(&p->word, memory_order_acquire);

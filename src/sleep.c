@@ -57,6 +57,7 @@
 
 #include "sleep.h"
 
+#include "debug_yield.h"
 #include "injector.h"
 #include "os.h"
 #include "pool.h"
@@ -157,6 +158,7 @@ void weft__sleep_abandon(weft__sleep *s) {
 static uint64_t jec_increment_if(weft__sleep *s, bool when_sleepy) {
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
     while (jec_is_sleepy(c) == when_sleepy) {
+        weft__debug_yield();
         if (atomic_compare_exchange_weak_explicit(&s->counters, &c, c + ONE_JEC,
                                                   memory_order_seq_cst, memory_order_seq_cst))
             return c + ONE_JEC;
@@ -168,6 +170,7 @@ static uint64_t jec_increment_if(weft__sleep *s, bool when_sleepy) {
 static bool count_sleeper(weft__sleep *s, const weft__idle *idle) {
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
     while (jec_of(c) == idle->jec) {
+        weft__debug_yield();
         if (atomic_compare_exchange_weak_explicit(&s->counters, &c, c + ONE_SLEEPING,
                                                   memory_order_seq_cst, memory_order_seq_cst))
             return true;
@@ -176,6 +179,7 @@ static bool count_sleeper(weft__sleep *s, const weft__idle *idle) {
 }
 
 static void uncount_sleeper(weft__sleep *s, uint64_t also) {
+    weft__debug_yield();
     atomic_fetch_sub_explicit(&s->counters, ONE_SLEEPING + also, memory_order_seq_cst);
 }
 
@@ -185,6 +189,7 @@ static void uncount_sleeper(weft__sleep *s, uint64_t also) {
 static void mark_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
     /* Release: pairs with the sleeper's acquire reload after its wait. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
+    weft__debug_yield();
     if (i < s->threads)                   /* contexts are not counted (weft__sleep_owner_wait) */
         uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
 }
@@ -205,6 +210,7 @@ static void wake_call(weft__sleep *s, weft__sleep_slot *slot, bool sampled) {
  * without taking the lock. A latch setter has no such read and always locks. */
 static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     weft__sleep_slot *slot = &s->slots[i];
+    weft__debug_yield();
     if (hinted && atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_AWAKE)
         return false;
     pthread_mutex_lock(&slot->lock);
@@ -218,6 +224,7 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
         mark_awake(s, slot, i);
     }
     pthread_mutex_unlock(&slot->lock);
+    weft__debug_yield();
     if (woke)
         wake_call(s, slot, sampled);
     return woke;
@@ -244,6 +251,7 @@ static void wake_any(weft__sleep *s, unsigned n) {
 static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
     /* Make the JEC odd if a worker is sleepy, so it will not sleep. */
     uint64_t c = jec_increment_if(s, true);
+    weft__debug_yield();
     unsigned sleepers = sleeping_of(c);
     if (sleepers == 0)
         return;
@@ -270,6 +278,7 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
 static void back_out(weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch, bool spent) {
     atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
+    weft__debug_yield();
     weft__latch_wake_up(latch);
     idle->sleepy = false;
     idle->spent = spent;
@@ -338,6 +347,7 @@ static bool block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     /* Relaxed: under the lock; a waker reads it under the same lock. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
+    weft__debug_yield();
     uint64_t slept_at = stats_before_sleep(idle);
     uint64_t deadline = weft__leave_wake_at(s, idle, slept_at); /* owner-only state */
     weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
@@ -375,6 +385,7 @@ static void rally(weft__sleep *s) {
  * (leave.c). A woken worker counts itself back here too, and may be the last:
  * its waker took it out of the count while the job it was woken for ran. */
 static void count_searching(weft__sleep *s) {
+    weft__debug_yield();
     /* Seq-cst, like every access to the counters: the proof's total order. */
     uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
     if (inactive_of(old) + 1 == s->threads) /* only workers search (contexts never do) */
@@ -384,6 +395,7 @@ static void count_searching(weft__sleep *s) {
 static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     if (!weft__latch_get_sleepy(latch))
         return; /* set: the caller's loop ends */
+    weft__debug_yield();
     weft__sleep_slot *slot = &s->slots[idle->index];
     debug_point(s, WEFT_DEBUG_BEFORE_LOCK);
     pthread_mutex_lock(&slot->lock);
@@ -393,16 +405,19 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     }
     /* Relaxed: published to wakers by the seq-cst CAS in count_sleeper. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_DROWSY, memory_order_relaxed);
+    weft__debug_yield();
     debug_point(s, WEFT_DEBUG_BEFORE_COUNT);
     if (!count_sleeper(s, idle)) {
         back_out(slot, idle, latch, true); /* a job was posted */
         return;
     }
     debug_point(s, WEFT_DEBUG_BEFORE_FINAL_CHECK);
+    weft__debug_yield();
     /* SleepFence. Either the injector's PushFence comes first and the push is
      * visible to the check below, or this fence does and the poster's
      * counter read sees us counted and wakes someone. */
     weft__fence_seq_cst();
+    weft__debug_yield();
     if (weft__pool_final_check(s->pool, idle->index)) {
         uncount_sleeper(s, 0); /* nobody woke us: we hold our lock */
         back_out(slot, idle, latch, false);
@@ -410,6 +425,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     }
     bool timed_out = block(s, slot, idle);
     debug_point(s, WEFT_DEBUG_WOKEN);
+    weft__debug_yield();
     count_searching(s); /* our waker took us out of inactive (invariant 2) */
     weft__leave_record_wake(&slot->leave, idle->search_ns);
     if (timed_out && weft__leave_pool_due(s, idle->index, idle->search_ns))
@@ -427,6 +443,7 @@ static uint64_t legacy_sleepy(unsigned index) {
 
 static WEFT_COLD void legacy_tickle_cold(weft__sleep *s) {
     uint64_t old = atomic_exchange_explicit(&s->legacy_state, 0, memory_order_seq_cst);
+    weft__debug_yield();
     if (!(old & LEGACY_ASLEEP))
         return;
     pthread_mutex_lock(&s->legacy_lock);
@@ -436,12 +453,14 @@ static WEFT_COLD void legacy_tickle_cold(weft__sleep *s) {
      * any sleeper that read the old epoch. */
     atomic_store_explicit(&s->legacy_epoch, e + 1, memory_order_release);
     pthread_mutex_unlock(&s->legacy_lock);
+    weft__debug_yield();
     weft__os_wake_all(&s->legacy_epoch);
 }
 
 /* Any event: a new job, a set latch. Seq-cst load: it follows the event in the
  * total order (PushFence, or the latch's seq-cst exchange), see sleep.md. */
 static void legacy_tickle(weft__sleep *s) {
+    weft__debug_yield();
     if (atomic_load_explicit(&s->legacy_state, memory_order_seq_cst) != 0)
         legacy_tickle_cold(s);
 }
@@ -449,6 +468,7 @@ static void legacy_tickle(weft__sleep *s) {
 static bool legacy_get_sleepy(weft__sleep *s, unsigned index) {
     uint64_t st = atomic_load_explicit(&s->legacy_state, memory_order_seq_cst);
     while ((st >> 1) == 0) {
+        weft__debug_yield();
         if (atomic_compare_exchange_weak_explicit(&s->legacy_state, &st, st | legacy_sleepy(index),
                                                   memory_order_seq_cst, memory_order_seq_cst))
             return true;
@@ -481,10 +501,12 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
     debug_point(s, WEFT_DEBUG_LEGACY_BEFORE_ASLEEP);
     if (!legacy_mark_asleep(s, idle->index, &epoch))
         return;
+    weft__debug_yield();
     /* weft's addition to legacy Rayon: its sleep module's SleepFence and final check, for
      * the injector and our latch. Without it an injected job or a latch set
      * whose tickle read the state before we got sleepy is lost (sleep.md). */
     weft__fence_seq_cst();
+    weft__debug_yield();
     if (weft__pool_final_check(s->pool, idle->index) || weft__latch_probe(latch))
         return; /* the stale ASLEEP bit costs at most one spurious tickle */
     /* One wait, no loop (legacy Rayon): the search loop is the loop. */
@@ -541,6 +563,7 @@ void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
 /* Targeted: leave the inactive count. True if we were the last searcher while
  * someone sleeps, so that what we leave behind would wait for us. */
 static bool leave_searching(weft__sleep *s) {
+    weft__debug_yield();
     /* Seq-cst, like every access to the counters: the proof's total order. */
     uint64_t old = atomic_fetch_sub_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
     unsigned sleepers = sleeping_of(old);
@@ -586,7 +609,9 @@ void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
     idle->stats->woken_without_job = false;
     if (!leave_searching(s))
         return;
+    weft__debug_yield();
     weft__fence_seq_cst();
+    weft__debug_yield();
     if (weft__pool_final_check(s->pool, idle->index))
         wake_any(s, 1);
 }
@@ -632,7 +657,9 @@ void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_em
     /* PushFence. Either the SleepFence of a worker going to sleep comes first
      * and our counter read below sees it counted, or ours does and its final
      * injector check sees our push. */
+    weft__debug_yield();
     weft__fence_seq_cst();
+    weft__debug_yield();
     weft__sleep_new_jobs_cold(s, n, queue_was_empty);
 }
 
@@ -654,6 +681,7 @@ void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping) {
 void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) {
     if (!weft__latch_get_sleepy(latch))
         return;
+    weft__debug_yield();
     weft__sleep_slot *slot = &s->slots[index];
     pthread_mutex_lock(&slot->lock);
     if (!weft__latch_fall_asleep(latch)) {
@@ -663,6 +691,7 @@ void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) 
     /* Relaxed: under the lock; a setter that saw SLEEPING takes the lock. */
     atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
+    weft__debug_yield();
     /* Acquire: pairs with the waker's release store of AWAKE. */
     while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP)
         weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);

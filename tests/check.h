@@ -46,11 +46,13 @@ static inline void check_register(const char *name, void (*fn)(void)) {
     }                                                                                              \
     static void test_##name(void)
 
-/* Iteration counts shrink under the sanitizers, which run 5-20x slower. */
+/* Iteration counts shrink under the sanitizers, which run 5-20x slower, and in
+ * the random-yield build, where a quarter of the protocol steps yield or spin
+ * (make test-yield runs each case once per seed instead). */
 static inline long scaled(long n) {
 #if defined(WEFT_TSAN)
     return n / 8 > 0 ? n / 8 : 1;
-#elif defined(__SANITIZE_ADDRESS__)
+#elif defined(__SANITIZE_ADDRESS__) || defined(WEFT_DEBUG_YIELD)
     return n / 4 > 0 ? n / 4 : 1;
 #else
     return n;
