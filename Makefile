@@ -1,8 +1,12 @@
 # weft: the two commands that matter are `make test` and `make bench`.
+#   make check       the optimised suite only: the quick edit-test loop
 #   make test        build and run the whole suite four times: optimised,
 #                    ASan+UBSan, TSan, and TSan on the portable POSIX OS seam
-#                    (each test case has a timeout)
+#                    (each test case has a timeout); the style check last
 #   make bench       build and run the benchmarks against the peers
+#   make deps-test, make deps-bench
+#                    install the Debian packages those need (tools/deps.sh);
+#                    check, test and bench do it first
 #   make bench-smoke the same, tiny sizes (CI keeps the peers building)
 #   make format      clang-format every C file; make format-check verifies
 #   make install     build and install into $(PREFIX) (default /usr/local):
@@ -14,14 +18,26 @@ CMAKE ?= cmake
 TSAN_CC ?= clang
 PREFIX ?= /usr/local
 
-.PHONY: all test test-release test-asan test-tsan test-posix bench bench-policy bench-smoke format format-check clean \
+.PHONY: all check deps-test deps-bench format-check-tarball format-files \
+	test test-release test-asan test-tsan test-posix bench bench-policy bench-smoke format format-check clean \
 	install examples docs
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	$(CMAKE) --build build/release -j$(JOBS)
 
-test: format-check test-release test-asan test-tsan test-posix verify
+# The style check runs last, so that a misplaced space does not hide what the
+# suite has to say (and stays last under make -j, being the recipe).
+test: deps-test test-release test-asan test-tsan test-posix verify
+	@$(MAKE) --no-print-directory format-check format-check-tarball
+
+check: deps-test test-release
+
+deps-test:
+	tools/deps.sh test
+
+deps-bench:
+	tools/deps.sh bench
 
 test-release:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON
@@ -48,7 +64,7 @@ test-tsan:
 test-posix:
 	$(call tsan_suite,build/tsan-posix,-DWEFT_OS=posix)
 
-bench:
+bench: deps-bench
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh build/bench
@@ -58,7 +74,7 @@ bench-policy:
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/policy.sh build/bench
 
-bench-smoke:
+bench-smoke: deps-bench
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh --smoke build/bench
@@ -74,13 +90,38 @@ docs:
 	doxygen Doxyfile
 	@echo "API reference: build/docs/html/index.html"
 
-FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
+# The C and C++ sources: git's list, or where there is no git repository (a
+# release tarball) the same files found on disk. clang-format given no file
+# reads standard input, which hangs or passes silently: an empty list is an
+# error instead, and stdin is /dev/null regardless.
+FORMAT_PATTERNS = '*.c' '*.h' '*.cpp' '*.hpp'
+FORMAT_FILES = $(or $(shell git ls-files -- $(FORMAT_PATTERNS) 2>/dev/null),\
+	$(shell find . \( -path ./build -o -path ./.git \) -prune -o -type f \
+	        \( $(patsubst %,-name % -o,$(FORMAT_PATTERNS)) -false \) -print | sed 's|^\./||'))
+CLANG_FORMAT = @files='$(FORMAT_FILES)'; \
+	if [ -z "$$files" ]; then echo "$@: no C or C++ sources found" >&2; exit 1; fi; \
+	clang-format </dev/null
 
 format:
-	clang-format -i $(FORMAT_FILES)
+	$(CLANG_FORMAT) -i $$files
 
 format-check:
-	clang-format --dry-run --Werror $(FORMAT_FILES)
+	$(CLANG_FORMAT) --dry-run --Werror $$files
+
+format-files:
+	@printf '%s\n' $(FORMAT_FILES) | sort
+
+# format-check in a copy of the tree without .git, as a release tarball
+# unpacks: it must check the same files as here and not wait for stdin.
+format-check-tarball:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && mkdir "$$tmp/tree" && \
+	tar -cf - --exclude=./.git --exclude=./build . | tar -xf - -C "$$tmp/tree" && \
+	$(MAKE) -s --no-print-directory format-files >"$$tmp/git" && \
+	(cd "$$tmp/tree" && $(MAKE) -s --no-print-directory format-files) >"$$tmp/find" && \
+	if ! diff -u "$$tmp/git" "$$tmp/find"; then \
+	    echo "$@: without .git, FORMAT_FILES differs from git ls-files" >&2; exit 1; fi && \
+	(cd "$$tmp/tree" && timeout 300 $(MAKE) -s --no-print-directory format-check </dev/null) && \
+	echo "$@: ok, $$(wc -l <"$$tmp/find") files checked without .git"
 
 clean:
 	rm -rf build
