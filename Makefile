@@ -2,7 +2,9 @@
 #   make check       the optimised suite only: the quick edit-test loop
 #   make test        build and run the whole suite four times: optimised,
 #                    ASan+UBSan, TSan, and TSan on the portable POSIX OS seam
-#                    (each test case has a timeout); the style check last
+#                    (each test case has a timeout); the library from POSIX
+#                    interfaces only, and the suite on macOS's timed waits;
+#                    the style check last
 #   make bench       build and run the benchmarks against the peers
 #   make deps-test, make deps-bench
 #                    install the Debian packages those need (tools/deps.sh);
@@ -19,7 +21,7 @@ TSAN_CC ?= clang
 PREFIX ?= /usr/local
 
 .PHONY: all check deps-test deps-bench format-check-tarball format-files \
-	test test-release test-asan test-tsan test-posix bench bench-policy bench-smoke format format-check clean \
+	test-posix-strict test test-release test-asan test-tsan test-posix bench bench-policy bench-smoke format format-check clean \
 	install examples docs
 
 all:
@@ -28,7 +30,7 @@ all:
 
 # The style check runs last, so that a misplaced space does not hide what the
 # suite has to say (and stays last under make -j, being the recipe).
-test: deps-test test-release test-asan test-tsan test-posix verify
+test: deps-test test-release test-asan test-tsan test-posix test-posix-strict verify
 	@$(MAKE) --no-print-directory format-check format-check-tarball
 
 check: deps-test test-release
@@ -63,6 +65,18 @@ test-tsan:
 # systems build, under TSan: it checks the seam's locking as well as the rest.
 test-posix:
 	$(call tsan_suite,build/tsan-posix,-DWEFT_OS=posix)
+
+# The library from POSIX.1-2008 interfaces only (WEFT_POSIX_STRICT), so that
+# a Linux-only call in a portable source fails here: built as Linux builds the
+# POSIX seam, then as macOS does (no pthread_condattr_setclock: timed waits on
+# the wall clock, WEFT_NO_CONDATTR_SETCLOCK), whose suite runs.
+STRICT = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_OS=posix -DWEFT_POSIX_STRICT=ON
+test-posix-strict:
+	$(CMAKE) -S . -B build/posix-strict $(STRICT)
+	$(CMAKE) --build build/posix-strict -j$(JOBS) --target weft weft_static
+	$(CMAKE) -S . -B build/posix-wallclock $(STRICT) -DCMAKE_C_FLAGS=-DWEFT_NO_CONDATTR_SETCLOCK
+	$(CMAKE) --build build/posix-wallclock -j$(JOBS)
+	cd build/posix-wallclock && ctest -j$(JOBS) --output-on-failure -E '^(install|docs)\.'
 
 bench: deps-bench
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF

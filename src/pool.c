@@ -19,7 +19,6 @@
  * waking a worker after the work ran and destroy returned (latch.c,
  * "Lifetime"; weft__pool_inject). The last reference frees it.
  */
-#define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
