@@ -12,7 +12,8 @@
 #   make bench-smoke the same, tiny sizes (CI keeps the peers building)
 #   make format      clang-format every C file; make format-check verifies
 #   make install     build and install into $(PREFIX) (default /usr/local):
-#                    headers, libweft.so and libweft.a, weft.pc, CMake package
+#                    headers, libweft.so and libweft.a, weft.pc, CMake package;
+#                    as root into /usr or /usr/local, run ldconfig
 #   make examples    build examples/ (each also runs in the test suite)
 #   make docs        the API reference from the headers: build/docs/html/
 JOBS ?= 2
@@ -93,8 +94,31 @@ bench-smoke: deps-bench
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh --smoke build/bench
 
-install: all
-	$(CMAKE) --install build/release --prefix $(PREFIX)
+# install builds in a directory of its own configured for $(PREFIX), so that
+# GNUInstallDirs picks the library directory the prefix calls for (Debian:
+# lib/<multiarch> under /usr, lib under /usr/local or a private prefix), and
+# so that a later `make check` does not inherit the prefix. After installing
+# into /usr or /usr/local as root it runs ldconfig: without it, the dynamic
+# linker's cache does not know libweft.so.0 and programs do not start. For
+# another prefix it says what a program needs (README.md, "Installing").
+INSTALL_BUILD ?= build/install
+install:
+	$(CMAKE) -S . -B $(INSTALL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCMAKE_INSTALL_PREFIX=$(abspath $(PREFIX)) -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(INSTALL_BUILD) -j$(JOBS)
+	$(CMAKE) --install $(INSTALL_BUILD)
+	@libdir=$(abspath $(PREFIX))/$$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' $(INSTALL_BUILD)/CMakeCache.txt); \
+	case "$(abspath $(PREFIX))" in /usr|/usr/local) system=yes ;; *) system= ;; esac; \
+	if [ -n "$$DESTDIR" ]; then \
+	    :; \
+	elif [ -n "$$system" ] && [ "$$(id -u)" = 0 ]; then \
+	    echo ldconfig; ldconfig; \
+	elif [ -n "$$system" ]; then \
+	    echo "install: run ldconfig as root, or programs will not find libweft.so"; \
+	else \
+	    echo "install: programs find libweft.so in $$libdir only if linked with"; \
+	    echo "  -Wl,-rpath,$$libdir, or run with LD_LIBRARY_PATH=$$libdir (README.md, Installing)"; \
+	fi
 
 examples:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
