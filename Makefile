@@ -21,8 +21,7 @@ CMAKE ?= cmake
 TSAN_CC ?= clang
 PREFIX ?= /usr/local
 
-.PHONY: all check deps-test deps-bench format-check-tarball format-files \
-	test-posix-strict test test-release test-asan test-tsan test-posix bench bench-policy bench-smoke format format-check clean \
+.PHONY: all test test-release test-asan test-tsan test-posix bench bench-policy bench-smoke format format-check clean \
 	install examples docs
 
 all:
@@ -34,6 +33,7 @@ all:
 test: deps-test test-release test-asan test-tsan test-posix test-posix-strict verify
 	@$(MAKE) --no-print-directory format-check format-check-tarball
 
+.PHONY: check deps-test deps-bench test-posix-strict format-check-tarball format-files
 check: deps-test test-release
 
 deps-test:
