@@ -1,8 +1,11 @@
 # weft: the two commands that matter are `make test` and `make bench`.
+#   make check       the optimised suite only: the quick edit-test loop
 #   make test        build and run the whole suite four times: optimised,
 #                    ASan+UBSan, TSan, and TSan on the portable POSIX OS seam
-#                    (each test case has a timeout), then the stress tests
-#                    in the random-yield build (test-yield)
+#                    (each test case has a timeout); the stress tests in
+#                    the random-yield build (test-yield); the library from
+#                    POSIX interfaces only, and the suite on macOS's timed
+#                    waits; the style check last
 #   make test-yield  the stress-type tests built with -DWEFT_DEBUG_YIELD=ON
 #                    (random yields and spins at every protocol step,
 #                    src/debug_yield.h), once per seed in YIELD_SEEDS
@@ -10,10 +13,14 @@
 #                    TSan and half in the random-yield build: everything at
 #                    once, oversubscribed; checks exactly-once, aborts on a hang
 #   make bench       build and run the benchmarks against the peers
+#   make deps-test, make deps-bench
+#                    install the Debian packages those need (tools/deps.sh);
+#                    check, test and bench do it first
 #   make bench-smoke the same, tiny sizes (CI keeps the peers building)
 #   make format      clang-format every C file; make format-check verifies
 #   make install     build and install into $(PREFIX) (default /usr/local):
-#                    headers, libweft.so and libweft.a, weft.pc, CMake package
+#                    headers, libweft.so and libweft.a, weft.pc, CMake package;
+#                    as root into /usr or /usr/local, run ldconfig
 #   make examples    build examples/ (each also runs in the test suite)
 #   make docs        the API reference from the headers: build/docs/html/
 JOBS ?= 2
@@ -31,7 +38,19 @@ all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	$(CMAKE) --build build/release -j$(JOBS)
 
-test: format-check test-release test-asan test-tsan test-posix test-yield verify
+# The style check runs last, so that a misplaced space does not hide what the
+# suite has to say (and stays last under make -j, being the recipe).
+test: deps-test test-release test-asan test-tsan test-posix test-yield test-posix-strict verify
+	@$(MAKE) --no-print-directory format-check format-check-tarball
+
+.PHONY: check deps-test deps-bench test-posix-strict format-check-tarball format-files
+check: deps-test test-release
+
+deps-test:
+	tools/deps.sh test
+
+deps-bench:
+	tools/deps.sh bench
 
 test-release:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON
@@ -84,7 +103,19 @@ soak:
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/soak $$(( $(SOAK_SECONDS) / 2 )) $(SOAK_SEED)
 	WEFT_DEBUG_YIELD_SEED=$(SOAK_SEED) build/yield/tests/soak $$(( $(SOAK_SECONDS) - $(SOAK_SECONDS) / 2 )) $(SOAK_SEED)
 
-bench:
+# The library from POSIX.1-2008 interfaces only (WEFT_POSIX_STRICT), so that
+# a Linux-only call in a portable source fails here: built as Linux builds the
+# POSIX seam, then as macOS does (no pthread_condattr_setclock: timed waits on
+# the wall clock, WEFT_NO_CONDATTR_SETCLOCK), whose suite runs.
+STRICT = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON -DWEFT_OS=posix -DWEFT_POSIX_STRICT=ON
+test-posix-strict:
+	$(CMAKE) -S . -B build/posix-strict $(STRICT)
+	$(CMAKE) --build build/posix-strict -j$(JOBS) --target weft weft_static
+	$(CMAKE) -S . -B build/posix-wallclock $(STRICT) -DCMAKE_C_FLAGS=-DWEFT_NO_CONDATTR_SETCLOCK
+	$(CMAKE) --build build/posix-wallclock -j$(JOBS)
+	cd build/posix-wallclock && ctest -j$(JOBS) --output-on-failure -E '^(install|docs)\.'
+
+bench: deps-bench
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh build/bench
@@ -94,13 +125,36 @@ bench-policy:
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/policy.sh build/bench
 
-bench-smoke:
+bench-smoke: deps-bench
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh --smoke build/bench
 
-install: all
-	$(CMAKE) --install build/release --prefix $(PREFIX)
+# install builds in a directory of its own configured for $(PREFIX), so that
+# GNUInstallDirs picks the library directory the prefix calls for (Debian:
+# lib/<multiarch> under /usr, lib under /usr/local or a private prefix), and
+# so that a later `make check` does not inherit the prefix. After installing
+# into /usr or /usr/local as root it runs ldconfig: without it, the dynamic
+# linker's cache does not know libweft.so.0 and programs do not start. For
+# another prefix it says what a program needs (README.md, "Installing").
+INSTALL_BUILD ?= build/install
+install:
+	$(CMAKE) -S . -B $(INSTALL_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCMAKE_INSTALL_PREFIX=$(abspath $(PREFIX)) -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(INSTALL_BUILD) -j$(JOBS)
+	$(CMAKE) --install $(INSTALL_BUILD)
+	@libdir=$(abspath $(PREFIX))/$$(sed -n 's/^CMAKE_INSTALL_LIBDIR:PATH=//p' $(INSTALL_BUILD)/CMakeCache.txt); \
+	case "$(abspath $(PREFIX))" in /usr|/usr/local) system=yes ;; *) system= ;; esac; \
+	if [ -n "$$DESTDIR" ]; then \
+	    :; \
+	elif [ -n "$$system" ] && [ "$$(id -u)" = 0 ]; then \
+	    echo ldconfig; ldconfig; \
+	elif [ -n "$$system" ]; then \
+	    echo "install: run ldconfig as root, or programs will not find libweft.so"; \
+	else \
+	    echo "install: programs find libweft.so in $$libdir only if linked with"; \
+	    echo "  -Wl,-rpath,$$libdir, or run with LD_LIBRARY_PATH=$$libdir (README.md, Installing)"; \
+	fi
 
 examples:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -110,13 +164,38 @@ docs:
 	doxygen Doxyfile
 	@echo "API reference: build/docs/html/index.html"
 
-FORMAT_FILES = $(shell git ls-files '*.c' '*.h' '*.cpp' '*.hpp' 2>/dev/null)
+# The C and C++ sources: git's list, or where there is no git repository (a
+# release tarball) the same files found on disk. clang-format given no file
+# reads standard input, which hangs or passes silently: an empty list is an
+# error instead, and stdin is /dev/null regardless.
+FORMAT_PATTERNS = '*.c' '*.h' '*.cpp' '*.hpp'
+FORMAT_FILES = $(or $(shell git ls-files -- $(FORMAT_PATTERNS) 2>/dev/null),\
+	$(shell find . \( -path ./build -o -path ./.git \) -prune -o -type f \
+	        \( $(patsubst %,-name % -o,$(FORMAT_PATTERNS)) -false \) -print | sed 's|^\./||'))
+CLANG_FORMAT = @files='$(FORMAT_FILES)'; \
+	if [ -z "$$files" ]; then echo "$@: no C or C++ sources found" >&2; exit 1; fi; \
+	clang-format </dev/null
 
 format:
-	clang-format -i $(FORMAT_FILES)
+	$(CLANG_FORMAT) -i $$files
 
 format-check:
-	clang-format --dry-run --Werror $(FORMAT_FILES)
+	$(CLANG_FORMAT) --dry-run --Werror $$files
+
+format-files:
+	@printf '%s\n' $(FORMAT_FILES) | sort
+
+# format-check in a copy of the tree without .git, as a release tarball
+# unpacks: it must check the same files as here and not wait for stdin.
+format-check-tarball:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && mkdir "$$tmp/tree" && \
+	tar -cf - --exclude=./.git --exclude=./build . | tar -xf - -C "$$tmp/tree" && \
+	$(MAKE) -s --no-print-directory format-files >"$$tmp/git" && \
+	(cd "$$tmp/tree" && $(MAKE) -s --no-print-directory format-files) >"$$tmp/find" && \
+	if ! diff -u "$$tmp/git" "$$tmp/find"; then \
+	    echo "$@: without .git, FORMAT_FILES differs from git ls-files" >&2; exit 1; fi && \
+	(cd "$$tmp/tree" && timeout 300 $(MAKE) -s --no-print-directory format-check </dev/null) && \
+	echo "$@: ok, $$(wc -l <"$$tmp/find") files checked without .git"
 
 clean:
 	rm -rf build

@@ -38,7 +38,6 @@
  * weft_pool_destroy frees a stale pool's memory and nothing else: no latch,
  * no lock, no join.
  */
-#define _GNU_SOURCE
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>

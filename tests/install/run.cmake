@@ -1,4 +1,8 @@
-# Install weft into a fresh prefix and build programs against it three ways:
+# 0. The README's "Installing" sequence for a private prefix, as written there
+#    (make install, pkg-config, cc with an rpath or LD_LIBRARY_PATH, ./app);
+#    and `make install PREFIX=/usr` staged with DESTDIR, into Debian's
+#    multiarch library directory.
+# Then install weft into a fresh prefix and build programs against it three ways:
 #   1. pkg-config --cflags --libs weft, the compiler called by hand;
 #   2. find_package(weft) (tests/install/consumer, and every example);
 #   3. add_subdirectory of the source tree (tests/install/consumer).
@@ -6,8 +10,9 @@
 # sanitizer, since the installed library is instrumented.
 #
 # cmake -DSOURCE_DIR= -DBUILD_DIR= -DWORK= -DC_COMPILER= [-DCXX_COMPILER=]
-#       [-DSANITIZE=address|thread] [-DBUILD_TYPE=] -DGENERATOR= -P run.cmake
-foreach(v SOURCE_DIR BUILD_DIR WORK C_COMPILER GENERATOR)
+#       [-DSANITIZE=address|thread] [-DBUILD_TYPE=] -DGENERATOR= -DLIBDIR= -P run.cmake
+# (LIBDIR: the build's CMAKE_INSTALL_LIBDIR, relative to the prefix.)
+foreach(v SOURCE_DIR BUILD_DIR WORK C_COMPILER GENERATOR LIBDIR)
   if(NOT ${v})
     message(FATAL_ERROR "run.cmake: -D${v}=... is required")
   endif()
@@ -38,18 +43,75 @@ function(step name)
   set(step_output "${out}" PARENT_SCOPE)
 endfunction()
 
+# 0. The README's block, as a user would type it into a shell, with two shims:
+# `make` is this source tree's Makefile building in the work directory (it
+# builds its own, uninstrumented library: so `cc` adds no sanitizer), and `cc`
+# is this build's C compiler. Nothing from the caller's environment that could
+# find the library for it: PKG_CONFIG_PATH, LD_LIBRARY_PATH; nor the MAKEFLAGS
+# of a `make check` that runs this test.
+find_program(MAKE_PROGRAM NAMES make gmake)
+find_program(SH sh)
+if(NOT MAKE_PROGRAM OR NOT SH)
+  message(FATAL_ERROR "make or sh not found (apt-get install build-essential)")
+endif()
+file(READ ${SOURCE_DIR}/README.md readme)
+set(marker "<!-- tests/install/run.cmake runs the next block -->")
+string(FIND "${readme}" "${marker}" at)
+if(at LESS 0)
+  message(FATAL_ERROR "README.md has no line '${marker}'")
+endif()
+string(SUBSTRING "${readme}" ${at} -1 readme)
+if(NOT readme MATCHES "\n```sh\n([^`]*)```")
+  message(FATAL_ERROR "README.md: no ```sh block after '${marker}'")
+endif()
+set(block "${CMAKE_MATCH_1}")
+set(readme_build ${WORK}/readme-build)
+file(WRITE ${WORK}/readme.sh "set -e
+unset PKG_CONFIG_PATH LD_LIBRARY_PATH MAKEFLAGS MFLAGS MAKELEVEL
+HOME='${WORK}/home'
+export HOME
+make() { '${MAKE_PROGRAM}' -C '${SOURCE_DIR}' --no-print-directory INSTALL_BUILD='${readme_build}' "$@"; }
+cc() { '${C_COMPILER}' "$@"; }
+mkdir -p "$HOME" '${WORK}/readme'
+cd '${WORK}/readme'
+cp '${SOURCE_DIR}/tests/install/consumer/consumer.c' app.c
+set -x
+${block}")
+step("README: install into a private prefix, build, run" ${SH} ${WORK}/readme.sh)
+message(STATUS "${step_output}")
+
+# make install PREFIX=/usr, staged: the library goes where Debian puts it
+# (GNUInstallDirs: lib/<multiarch>, which ld.so searches without help), and
+# weft.pc says so. The build above is configured again, not rebuilt.
+execute_process(COMMAND ${C_COMPILER} -print-multiarch OUTPUT_VARIABLE multiarch
+  ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(EXISTS /etc/debian_version AND multiarch)
+  step("make install PREFIX=/usr DESTDIR=" ${CMAKE_COMMAND} -E env --unset=MAKEFLAGS
+       --unset=MAKELEVEL --unset=MFLAGS ${MAKE_PROGRAM} -C ${SOURCE_DIR} --no-print-directory
+       install PREFIX=/usr DESTDIR=${WORK}/destdir INSTALL_BUILD=${readme_build})
+  foreach(f lib/${multiarch}/libweft.so.0 lib/${multiarch}/pkgconfig/weft.pc include/weft.h)
+    if(NOT EXISTS ${WORK}/destdir/usr/${f})
+      message(FATAL_ERROR "make install PREFIX=/usr: no /usr/${f}")
+    endif()
+  endforeach()
+  file(STRINGS ${WORK}/destdir/usr/lib/${multiarch}/pkgconfig/weft.pc pc_libdir REGEX "^libdir=")
+  if(NOT pc_libdir STREQUAL "libdir=\${prefix}/lib/${multiarch}")
+    message(FATAL_ERROR "weft.pc for /usr: ${pc_libdir}")
+  endif()
+endif()
+
 step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(f include/weft.h include/weft/version.h include/weft.hpp lib/libweft.a
-          lib/pkgconfig/weft.pc lib/cmake/weft/weftConfig.cmake
-          lib/cmake/weft/weftConfigVersion.cmake lib/cmake/weft/weftTargets.cmake)
+foreach(f include/weft.h include/weft/version.h include/weft.hpp ${LIBDIR}/libweft.a
+          ${LIBDIR}/pkgconfig/weft.pc ${LIBDIR}/cmake/weft/weftConfig.cmake
+          ${LIBDIR}/cmake/weft/weftConfigVersion.cmake ${LIBDIR}/cmake/weft/weftTargets.cmake)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
-file(GLOB sonames ${prefix}/lib/libweft.so.*)
+file(GLOB sonames ${prefix}/${LIBDIR}/libweft.so.*)
 file(READ ${SOURCE_DIR}/include/weft/version.h version_h)
 string(REGEX MATCH "WEFT_VERSION_MAJOR ([0-9]+)" _ "${version_h}")
-if(NOT EXISTS ${prefix}/lib/libweft.so.${CMAKE_MATCH_1} OR NOT EXISTS ${prefix}/lib/libweft.so)
+if(NOT EXISTS ${prefix}/${LIBDIR}/libweft.so.${CMAKE_MATCH_1} OR NOT EXISTS ${prefix}/${LIBDIR}/libweft.so)
   message(FATAL_ERROR "shared library not installed as libweft.so.${CMAKE_MATCH_1}: ${sonames}")
 endif()
 
@@ -69,22 +131,26 @@ find_program(PKG_CONFIG pkg-config)
 if(NOT PKG_CONFIG)
   message(FATAL_ERROR "pkg-config not found (apt-get install pkg-config)")
 endif()
-set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
-step("pkg-config" ${PKG_CONFIG} --cflags --libs weft)
-string(STRIP "${step_output}" pc_flags)
-string(FIND "${pc_flags}" "-I${prefix}/include" has_include)
-string(FIND "${pc_flags}" "-L${prefix}/lib -lweft" has_lib)
-if(has_include LESS 0 OR has_lib LESS 0)
-  message(FATAL_ERROR "pkg-config --cflags --libs weft: ${pc_flags}")
-endif()
+set(ENV{PKG_CONFIG_PATH} ${prefix}/${LIBDIR}/pkgconfig)
+# pkg_is(EXPECTED ARGS...): pkg-config ARGS weft prints exactly EXPECTED.
+function(pkg_is expected)
+  step("pkg-config ${ARGN}" ${PKG_CONFIG} ${ARGN} weft)
+  string(STRIP "${step_output}" out)
+  if(NOT out STREQUAL expected)
+    message(FATAL_ERROR "pkg-config ${ARGN} weft: '${out}', expected '${expected}'")
+  endif()
+endfunction()
+pkg_is("-I${prefix}/include -L${prefix}/${LIBDIR} -lweft" --cflags --libs)
+pkg_is("${prefix}/${LIBDIR}" --variable=libdir)
+set(pc_flags "-I${prefix}/include -L${prefix}/${LIBDIR} -lweft")
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 separate_arguments(san UNIX_COMMAND "${san_flags}")
 step("pkg-config: build" ${C_COMPILER} -std=c11 ${san} ${consumer}/consumer.c ${pc_flags}
-     -Wl,-rpath,${prefix}/lib -o ${WORK}/consumer_pc)
+     -Wl,-rpath,${prefix}/${LIBDIR} -o ${WORK}/consumer_pc)
 step("pkg-config: run" ${WORK}/consumer_pc)
 if(CXX_COMPILER)
   step("pkg-config: build C++" ${CXX_COMPILER} -std=c++17 ${san} ${consumer}/consumer.cpp
-       ${pc_flags} -Wl,-rpath,${prefix}/lib -o ${WORK}/consumer_pc_cpp)
+       ${pc_flags} -Wl,-rpath,${prefix}/${LIBDIR} -o ${WORK}/consumer_pc_cpp)
   step("pkg-config: run C++" ${WORK}/consumer_pc_cpp)
 endif()
 
