@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # weft: the two commands that matter are `make test` and `make bench`.
 #   make check       the optimised suite only: the quick edit-test loop
 #   make test        build and run the whole suite four times: optimised,

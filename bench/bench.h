@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench.h: what every benchmark program shares.
  *
  * A benchmark program is the driver (driver.c: command line, workloads,

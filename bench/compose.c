@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Composability (seed 004's case): a weft stage, a parallel loop, followed at
  * once by an OpenMP `parallel for` stage of the same size, repeated. How long
  * does the OpenMP stage take when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* driver.c: command line, workloads, measurement and checks, shared by every
  * benchmark program (see bench.h). One invocation runs one workload of one
  * system for one run index, at each of the workload's pool sizes, and prints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* floor.c: the floors under issue 2's and issue 4's targets, measured the
  * way the driver measures the targets themselves (bench/driver.c), with no
  * scheduler:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # plots.gp: the benchmark plots, from the .dat files report.py writes.
 #   gnuplot -e "dir='bench/results'; nsweep=8" bench/plots.gp
 # nsweep: number of systems (columns after the first) in sweep.dat.

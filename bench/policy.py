@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Aggregate bench/policy.sh's JSON lines into the leave-policy table and the
 searcher-cap table (markdown on stdout). Medians over runs."""
 import collections

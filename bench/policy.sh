@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The leave-policy table (issue 4) and the searcher cap's cost, in one run.
 #
 #   bench/policy.sh [--runs N] [--smoke] BUILD_DIR

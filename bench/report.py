@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Aggregate bench/results/raw.jsonl into tables and plots.
 
     report.py RESULTS_DIR [--smoke] [--docs docs/performance.md]

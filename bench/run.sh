@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build and run weft's benchmark suite against its peers, in one run.
 #
 #   bench/run.sh [--smoke] [--runs N] BUILD_DIR

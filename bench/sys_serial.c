@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sys_serial.c: the sequential reference. Every workload's parallel shape
  * with the forks taken out, so T1/Ts of a scheduler is its overhead over the
  * same computation. It has no pool: no detached jobs, no round trips, no idle

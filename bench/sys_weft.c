@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* sys_weft.c: weft through its public API only (include/weft.h), in four
  * configurations: wake protocol {targeted, all} x leave policy {automatic,
  * fast}. Every fork is a weft_join (no serial cutoff beyond the workload's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Every WEFT_API declaration in HEADER is documented: the line just before it
 # ends a comment that stands on its own lines (not one trailing code) and has
 # words in it. Consecutive declarations may share the comment before the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The shared library exports exactly the functions HEADER declares WEFT_API:
 # no weft__ internal, no missing function (it is built with
 # -fvisibility=hidden, and WEFT_API marks each export).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Doxygen input filter for weft's headers (Doxyfile: INPUT_FILTER). The
 # headers use plain C comments, the way the rest of the code does; this turns
 # them into documentation comments for Doxygen only:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A box blur with weft_for, checked against the same blur run serially.
  *
  * The blur is separable: a horizontal pass (each output row reads one input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The size of a directory tree, walked in parallel with a scope.
  *
  * Each directory is a job of one scope: it adds up the sizes of its files and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Test for example_dirsize: build a tree of known size, run the example on it,
 # compare its totals. cmake -DPROGRAM=<example_dirsize> -DTREE=<dir> -P this
 if(NOT PROGRAM OR NOT TREE)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parallel Fibonacci with weft_join: the README's example. */
 #include <stdio.h>
 #include <weft.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parallel quicksort with weft_join.
  *
  * Partition, then sort the two sides with weft_join: the second side is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A frame's render passes as a weft_graph: built once, run every frame.
  *
  *   animate --+--> shadows ---+

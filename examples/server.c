@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A server-like loop of sporadic jobs, and what the idle pool costs.
  *
  * The main thread plays a network loop: requests arrive one at a time with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft: a work-stealing task scheduler for C11 that sleeps well.
  *
  * One header, the whole public API. Every function documents which threads

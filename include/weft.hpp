@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft.hpp: a C++17 front end for weft, header-only, over the C API of weft.h.
  *
  * Lambdas instead of a function pointer plus void *:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Atomics helpers shared by every protocol file: cache-line size, the CPU
  * pause, and fences that ThreadSanitizer can see.
  *

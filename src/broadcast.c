@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft_broadcast: run a function exactly once on every worker of a pool.
  *
  * No allocation: the broadcast's descriptor lives in the caller's frame, on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft_broadcast: run a function once on every worker. See broadcast.c. */
 #ifndef WEFT_BROADCAST_H
 #define WEFT_BROADCAST_H

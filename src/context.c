@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Contexts (a context-based job system's): threads outside the pool that take part in their own
  * work.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The random-yield build's hook (debug_yield.h). Compiled to nothing unless
  * WEFT_DEBUG_YIELD is defined. */
 #include "debug_yield.h"

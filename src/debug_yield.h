@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The random-yield build (liburcu's debug-yield): a hook placed at every
  * atomic step of the protocols (deque, sleep, latches, pending work, the
  * injector, events) that, in a build configured with -DWEFT_DEBUG_YIELD=ON,

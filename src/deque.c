@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The work-stealing deque: a split deque.
  *
  * Overview. Jobs occupy indices [top, bottom) of a growable circular buffer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The work-stealing deque: a split deque. See deque.c for the protocol. */
 #ifndef WEFT_DEQUE_H
 #define WEFT_DEQUE_H

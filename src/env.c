@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The environment: WEFT_NUM_THREADS here, WEFT_TRACE in trace.c.
  *
  * A value weft cannot use is not silently replaced: it gets one line on

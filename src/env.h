@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Settings read from the environment, and the warning a bad one gets. See
  * env.c. */
 #ifndef WEFT_ENV_H

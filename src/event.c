@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events (a context-based job system's): a dependency counter with a participating wait and
  * follow-up jobs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Task graphs (a context-based job system's): built once, run many times (a renderer runs the
  * same graph every frame).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The injector: jobs submitted from threads outside the pool (weft_run,
  * weft_spawn from outside), many producers and many consumers.
  *

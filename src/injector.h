@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The injector: a FIFO for jobs submitted from outside the pool. */
 #ifndef WEFT_INJECTOR_H
 #define WEFT_INJECTOR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a job is.
  *
  * A job is a struct whose first member is a weft__job header: the function that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft_join: fork-join without allocation.
  *
  * Job B lives in this frame. It is pushed on the worker's deque, A runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Latches that know their owner thread (Rayon's sleep RFC).
  *
  * Overview: a latch is set once by any thread and waited for by exactly one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Latches: a one-shot "done" flag with exactly one owner thread, the thread
  * that waits for it. See latch.c. */
 #ifndef WEFT_LATCH_H

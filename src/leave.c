@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Leave policies (oneTBB's): what an idle worker does when it finds no work.
  *
  *  - WEFT_LEAVE_FAST: get sleepy after the first fruitless search (the context-based

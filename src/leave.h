@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Leave policies: how long an idle worker keeps searching before it sleeps.
  * See leave.c. */
 #ifndef WEFT_LEAVE_H

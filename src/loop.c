@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft_for and weft_reduce: parallel loops as trees of weft_join calls.
  *
  * Both split a range the same way. grain 0 is Rayon's adaptive splitter: a

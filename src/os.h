@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The operating-system seam: the only platform-specific code in weft lives in
  * os_linux.c (futex) or os_posix.c (condition variables). */
 #ifndef WEFT_OS_H

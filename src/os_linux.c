@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Linux: futex wait/wake on a 32-bit word, sched_getaffinity, prctl names. */
 #define _GNU_SOURCE
 #include <errno.h>

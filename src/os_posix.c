@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Portable POSIX fallback for the OS seam: waiting on a word with a small
  * table of mutex/condition-variable pairs hashed by the word's address (a
  * futex emulation, as parking lots do). A wake-up broadcasts on the bucket's

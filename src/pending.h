@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A pool's pending work: what weft_pool_destroy waits for, and how it closes
  * the pool to new detached work without losing any.
  *

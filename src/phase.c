@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parallel phases (oneTBB's start/end_parallel_phase, in C).
  *
  * A phase tells the pool that parallel work will keep coming for a while

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parallel phases (oneTBB's): a reference count of active phases and the
  * one-time fast leave. See phase.c. */
 #ifndef WEFT_PHASE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pool lifecycle, the worker threads, and how a worker finds work.
  *
  * A worker's life: wait at the start gate until every worker thread exists

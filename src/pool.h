@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The pool and its workers: what every module below the public API shares. */
 #ifndef WEFT_POOL_H
 #define WEFT_POOL_H

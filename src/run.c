@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft_run: run a function inside a pool and wait for it (Rayon's install).
  *
  * Outside any pool the job is injected and the caller blocks on a latch it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Scopes: a body that spawns jobs, and a wait for all of them.
  *
  * The scope holds a count latch: one count for the body, one per spawned job

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Serving: pool B serves pool A while a thread of A (a worker or a context)
  * waits for work it handed to B (weft_run, and what goes through it:
  * weft_scope_run, weft_for, weft_reduce, weft_graph_run; and weft_broadcast).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which pools are doing work that a job of another pool waits for, so that
  * weft_pool_destroy can refuse to wait for its own caller. See serve.c. */
 #ifndef WEFT_SERVE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sleep module: when an idle worker searches, when it sleeps, whom a new
  * job or a set latch wakes. docs/sleep.md has the full story and the proof
  * sketch; this block is the summary a maintainer must keep true.

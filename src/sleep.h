@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The sleep module: when idle workers search, sleep, and whom to wake.
  * Two protocols (weft_config.wake): targeted (Rayon's sleep RFC and module) and
  * wake-all (the legacy Rayon sleep). See sleep.c and docs/sleep.md. */

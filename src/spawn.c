@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Detached jobs: weft_spawn and the heap jobs behind weft_scope_spawn.
  *
  * A heap job is counted (in the pool's pending work, pending.h, or in its

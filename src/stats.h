@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-worker statistics behind weft_pool_stats.
  *
  * Each counter has one writer, its worker, and any thread may read it, so

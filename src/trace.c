@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timeline tracing: what every worker did, when, and who woke whom.
  *
  * While a pool traces, each worker appends an event to its own buffer when it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timeline tracing: per-worker event buffers written to Chrome's trace-event
  * JSON. See trace.c. */
 #ifndef WEFT_TRACE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A minimal test harness. Each TEST(name) in a file is registered at start-up;
  * `prog name` runs one case (ctest registers one test per case, each with a
  * timeout, so a deadlock fails instead of hanging), `prog` runs them all. */

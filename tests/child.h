@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Run part of a test in a forked child and capture what it prints on stderr:
  * for code that must abort (a debug-build assertion) or that prints a warning
  * once per process. The child gets a copy of the parent's memory but only the

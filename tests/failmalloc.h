@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Make the next allocations of the calling thread fail, to test that weft
  * answers ENOMEM instead of crashing. Test binaries that include this link
  * with -Wl,--wrap=malloc,--wrap=aligned_alloc, which routes weft's own calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The fault injector of tests/faults.h. */
 #include "faults.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fault injection for test_faults.c and tests/cpp/test_cpp_faults.cpp: the
  * k-th call to malloc, calloc, realloc, aligned_alloc or pthread_create made
  * (on any thread) while armed fails once. The binaries link with -Wl,--wrap

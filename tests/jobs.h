@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small jobs that several tests share. */
 #ifndef WEFT_TEST_JOBS_H
 #define WEFT_TEST_JOBS_H

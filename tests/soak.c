@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The soak: weft's whole surface at once, oversubscribed, for as long as
  * asked, checking that every job runs exactly once, that nothing is lost and
  * that nothing hangs. `make soak` runs it under TSan and under the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ABI growth: weft_config and weft_stats may only grow at their end, and the
  * library reads and writes exactly the size the caller was compiled with
  * (weft_pool_create_sized, weft_pool_stats_sized). A program built against an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The public API: every documented behaviour and errno, correctness of join,
  * scope, spawn and for (each job and index exactly once), deep recursion,
  * many outside callers, pools calling into each other, and out-of-memory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft_broadcast: exactly once on every worker, from outside or inside the
  * pool, with workers asleep or busy, several at once, both protocols. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Contexts (seed 003): identity and errors, participation in join, for,
  * scope, events and graphs; a busy pool leaves the whole workload to the
  * submitter; idle workers help; jobs only ever run on their submitter or on

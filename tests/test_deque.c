@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Chase-Lev deque: sequential semantics, growth, out-of-memory, and a
  * concurrent torture where every pushed item must be taken exactly once. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events: dependencies, participating waits, many waiters, follow-ups,
  * targeted wake-ups, and the documented misuse. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fault injection at every allocation and thread creation, SQLite-style: for
  * k = 0, 1, 2, ... the k-th call to malloc, calloc, realloc, aligned_alloc or
  * pthread_create made by weft (on any thread) while an entry point runs fails

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fork() (issue 18, defect 5): a child starts with a fresh default pool, never
  * runs a job queued in the parent, and gets ECHILD (or the work done on the
  * calling thread) from a pool its parent created, instead of hanging.

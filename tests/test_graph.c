@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Task graphs: every node once per run, after all its predecessors, many
  * runs of the same graph; wide, deep and random graphs; cycles; misuse. */
 #include <errno.h>

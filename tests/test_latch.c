@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Latches: the Appendix A transitions, outside owners, count latches, and a
  * latch set while its (worker) owner sleeps on it, under both protocols. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pool lifecycle against the threads around it: signallers that are still
  * inside weft when the pool is destroyed, on_start and on_exit hooks that use
  * weft, submissions that race with weft_pool_destroy, events that still hold

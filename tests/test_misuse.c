@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Misuse answers instead of crashing (issue 18, defects 2 and 9): every
  * public function that returns int reports EINVAL for a NULL it cannot use
  * or an enum argument that is not an enumerator, and runs nothing; every one

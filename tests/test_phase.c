@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parallel phases and leave policies (seed 004): the warm-up wakes sleepers,
  * a phase retains idle workers (within its bound), phases nest and may be
  * begun and ended concurrently, the last end with fast_leave drops CPU to ~0

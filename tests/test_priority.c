@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Priorities: high-priority jobs run before queued normal ones, priority is
  * inherited by forked work, explicit priorities, and exactly-once under an
  * oversubscribed mixed load. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft_reduce: exact sums, index-order combining (a non-commutative
  * associative combine), bit-identical floating-point results across thread
  * counts with grain > 0, large accumulators, and every documented errno. */

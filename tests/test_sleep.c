@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sleep-protocol scenarios, under both protocols: jobs that arrive when every
  * worker sleeps, jobs that race workers getting sleepy, JEC wrap-around, the
  * final injector check (forced through the debug hook), targeted wake-ups,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft_pool_stats: the counters add up, and they show the difference between
  * the protocols: targeted wake-ups are never futile for sporadic jobs, while
  * wake-all wakes every sleeper for each one. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Oversubscribed stress: pools of 8, 32 and 64 workers on a 2-core machine,
  * under both protocols, checking invariants while racing: fork trees compute
  * the right sum, every loop index and every spawned job runs exactly once,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timeline tracing: a traced workload writes Chrome trace-event JSON that
  * parses, has a track per worker whose slices never overlap, and draws
  * wake-ups as paired flows (tools/check_trace.py checks it); the errors. */

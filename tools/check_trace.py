@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Check a weft trace: valid JSON in Chrome's trace-event format, one named
 track per worker, slices on a track never overlap, every flow that ends had
 started. Exit 0 if so; print what is wrong and exit 1 otherwise.

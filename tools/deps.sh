@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Install the Debian packages a make target needs, and only the missing ones.
 #
 #   tools/deps.sh test         what `make test` and `make check` need

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Compile, and run, every C and C++ code block of the documentation.
 
 The ctest test docs.code_blocks runs this over README.md and docs/*.md, so an

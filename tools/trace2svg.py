@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Draw a weft trace (Chrome trace-event JSON from weft_trace_stop or
 WEFT_TRACE) as an SVG timeline: one row per thread, running / searching /
 sleeping slices in colour, wake-ups as arrows from waker to wakee.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Model-check weft's targeted sleep protocol and its latch protocol with SPIN
 # (verify/sleep.pml; verify/README.md explains the model and the results).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft's targeted sleep protocol and its latch protocol, for SPIN.
  * verify/README.md maps every step to src/ and argues every abstraction;
  * verify/run.sh runs the checks.

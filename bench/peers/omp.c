@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* omp.c: the OpenMP peer, one source for two runtimes: gcc + libgomp
  * ("gomp") and clang + LLVM's libomp ("libomp"). Forks are `omp task` +
  * `taskwait` (the first half is a task, the second runs inline, as a join);

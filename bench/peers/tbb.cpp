@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* tbb.cpp: the oneTBB peer. Forks are task_group run + wait (fib, msort,
  * jobs); n-queens is parallel_reduce over the candidates with a
  * simple_partitioner (one placement per leaf, split in halves, the same tree

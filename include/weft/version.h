@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft version. ABI policy: the shared library's SONAME carries
  * WEFT_VERSION_MAJOR. Within one major version, functions and enumerators are
  * only added, never removed or changed; weft_config and weft_stats only grow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A minimal test harness for the C++ tests, the C harness's twin
  * (tests/check.h): each TEST(name) registers a case; `prog name` runs one
  * (ctest registers one test per case, each with a timeout), `prog` runs all. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* weft.hpp: every wrapper does what its C function does, results and
  * exceptions come back to the caller, pools are RAII and move-only, and run,
  * join, parallel_for and small noexcept spawns allocate nothing. Built with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The C++ front end under allocation failure, as tests/test_faults.c does for
 // the C API: for k = 0, 1, 2, ... the k-th allocation (operator new, and the
 // library's malloc family through tests/faults.h) or thread creation fails

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # 0. The README's "Installing" sequence for a private prefix, as written there
 #    (make install, pkg-config, cc with an rpath or LD_LIBRARY_PATH, ./app);
 #    and `make install PREFIX=/usr` staged with DESTDIR, into Debian's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Compiles the shared C driver (../../driver.c) into a static library linked
 //! into this program, so Rayon is timed, checked and reported by exactly the
 //! same code as the other systems. Needs only a C compiler ($CC or cc).

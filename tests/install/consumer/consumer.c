@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program built against weft the way a user builds it: it checks that the
  * header and the library agree and that the pool runs work. */
 #include <stdatomic.h>

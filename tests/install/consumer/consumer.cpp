@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // The C++ front end, built against weft the way a user builds it.
 #include <atomic>
 #include <cstdio>

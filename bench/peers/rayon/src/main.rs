@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The Rayon peer of weft's benchmark suite.
 //!
 //! The driver (command line, workloads, timing, checks, JSON) is the shared C
