@@ -35,6 +35,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "jobs.h"
+
 #include "weft.h"
 
 #define CHECK(cond)                                                                                \
@@ -170,22 +172,6 @@ static void spawn_batch(weft_pool *pool, batch *b) {
 }
 
 /* ---- Nested work: join, for, cross-pool run -------------------------------- */
-
-typedef struct fib {
-    int n;
-    long r;
-} fib;
-
-static void fib_job(void *arg) {
-    fib *f = arg;
-    if (f->n < 2) {
-        f->r = f->n;
-        return;
-    }
-    fib a = {f->n - 1, 0}, b = {f->n - 2, 0};
-    weft_join(fib_job, &a, fib_job, &b);
-    f->r = a.r + b.r;
-}
 
 static long fib_serial(int n) {
     return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2);
