@@ -25,8 +25,9 @@
  * by a thread that did not survive. The atfork handlers (installed before
  * the first pool is created) therefore:
  *  1. prepare: take default_lock, so that no default pool is half created
- *     at the fork;
- *  2. parent: release it;
+ *     at the fork, and the other process-wide locks (serve.c's, env.c's), so
+ *     that the child does not inherit them held by a thread that is gone;
+ *  2. parent: release them;
  *  3. child: bump weft__fork_generation, which every pool recorded at
  *     creation, so that each entry point from an outside thread sees an
  *     inherited pool as stale (weft__pool_is_stale) and answers ECHILD, or
@@ -35,7 +36,7 @@
  *     use) but keep it reachable, on `abandoned`: its memory and the jobs
  *     queued in it stay as they were, never run; reset the forking thread's
  *     weft__tls_worker, so that a child forked inside a job is an outside
- *     thread; repair the OS seam (os.h); release default_lock.
+ *     thread; repair the OS seam (os.h); release the locks.
  * weft_pool_destroy frees a stale pool's memory and nothing else: no latch,
  * no lock, no join.
  */
