@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "atomics.h"
+#include "latch.h"
 
 typedef struct weft__job weft__job;
 typedef void weft__exec(weft__job *job);
@@ -30,8 +31,29 @@ static inline void weft__job_execute(weft__job *job) {
     job->execute(job);
 }
 
-typedef struct weft__count_latch weft__count_latch;
 typedef struct weft__pending weft__pending;
+
+/* A stack job: join's B and weft_run's injected job. Its owner initialises
+ * the latch (init leaves it to the caller: join's is owned by a worker,
+ * weft_run's by whichever thread calls) and waits on it before the frame
+ * goes. */
+typedef struct weft__stack_job {
+    weft__job job;
+    void (*fn)(void *arg);
+    void *arg;
+    weft__latch done;
+} weft__stack_job;
+
+static inline void weft__stack_job_execute(weft__job *job) {
+    weft__stack_job *s = (weft__stack_job *)job;
+    s->fn(s->arg);
+    weft__latch_set(&s->done); /* latch set last: s may be gone after this */
+}
+
+/* Everything but the latch; the caller initialises s->done next. */
+static inline void weft__stack_job_init(weft__stack_job *s, void (*fn)(void *arg), void *arg) {
+    *s = (weft__stack_job){.job.execute = weft__stack_job_execute, .fn = fn, .arg = arg};
+}
 
 /* A heap job: weft_spawn and event follow-ups (counted in the pool's pending
  * work) or weft_scope_spawn (counted in the scope). Exactly one of counter and

@@ -11,21 +11,8 @@
 
 #include "pool.h"
 
-typedef struct join_job {
-    weft__job job;
-    weft_fn *fn;
-    void *arg;
-    weft__latch done;
-} join_job;
-
-static void join_b_execute(weft__job *job) {
-    join_job *b = (join_job *)job;
-    b->fn(b->arg);
-    weft__latch_set(&b->done); /* b may be gone after this */
-}
-
 /* After A: take B back, or wait for whoever stole it. */
-static void join_finish(weft__worker *w, join_job *b) {
+static void join_finish(weft__worker *w, weft__stack_job *b) {
     weft__job *job;
     while ((job = weft__worker_pop(w)) != NULL) {
         weft__stat_add(&w->stats.jobs, 1);
@@ -69,7 +56,8 @@ void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg) {
         weft_run(NULL, join_inside, &j);
         return;
     }
-    join_job jb = {.job.execute = join_b_execute, .fn = b, .arg = b_arg};
+    weft__stack_job jb;
+    weft__stack_job_init(&jb, b, b_arg);
     weft__latch_init_owned(&jb.done, w->pool, w->index);
     if (WEFT_UNLIKELY(weft__worker_push(w, &jb.job) != 0)) {
         a(a_arg); /* the deque could not grow: run both here */

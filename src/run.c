@@ -12,19 +12,6 @@
 
 #include "pool.h"
 
-typedef struct run_job {
-    weft__job job;
-    weft_fn *fn;
-    void *arg;
-    weft__latch done;
-} run_job;
-
-static void run_job_execute(weft__job *job) {
-    run_job *r = (run_job *)job;
-    r->fn(r->arg);
-    weft__latch_set(&r->done); /* r may be gone after this */
-}
-
 int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
     /* Before anything else: priority indexes the injectors and, once it is a
      * worker's priority, the deques its forks are pushed on. */
@@ -41,7 +28,8 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
             w->prio = outer;
         return 0;
     }
-    run_job r = {.job.execute = run_job_execute, .fn = fn, .arg = arg};
+    weft__stack_job r;
+    weft__stack_job_init(&r, fn, arg);
     weft__latch_init(&r.done);
     weft__worker *caller = weft__current_worker(); /* of another pool, or NULL */
     weft__guest guest = {.from = caller ? caller->pool : NULL};
