@@ -88,14 +88,11 @@ static weft__job *own_work(weft__worker *ctx, weft_priority *prio) {
 }
 
 void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
-    weft_priority outer = ctx->prio;
     while (!weft__latch_probe(latch)) {
         weft_priority prio;
         weft__job *job = own_work(ctx, &prio);
         if (job) {
-            weft__worker_set_prio(ctx, prio);
-            weft__job_execute(job);
-            ctx->prio = outer;
+            weft__worker_call_at(ctx, prio, weft__job_call, job);
         } else {
             weft__sleep_owner_wait(&ctx->pool->sleep, ctx->index, latch);
         }

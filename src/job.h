@@ -31,6 +31,12 @@ static inline void weft__job_execute(weft__job *job) {
     job->execute(job);
 }
 
+/* weft__job_execute with the weft_fn signature, for helpers that call a
+ * function with an argument (weft__worker_call_at). */
+static inline void weft__job_call(void *job) {
+    weft__job_execute(job);
+}
+
 typedef struct weft__pending weft__pending;
 
 /* A stack job: join's B and weft_run's injected job. Its owner initialises

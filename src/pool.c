@@ -156,7 +156,6 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     const _Atomic bool *tracing = &w->pool->trace.on;
     weft__trace(tracing, &w->stats.trace, WEFT_TRACE_SEARCH, 0);
     weft__sleep_start_looking(s, &idle, w->index, &w->stats);
-    weft_priority outer = w->prio;
     while (!weft__latch_probe(latch)) {
         bool more;
         weft_priority prio;
@@ -165,9 +164,7 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
             weft__trace(tracing, &w->stats.trace, WEFT_TRACE_RUN, 0);
-            weft__worker_set_prio(w, prio); /* what it forks inherits it */
-            weft__job_execute(job);
-            w->prio = outer;
+            weft__worker_call_at(w, prio, weft__job_call, job);
             weft__trace(tracing, &w->stats.trace, WEFT_TRACE_SEARCH, 0);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
         } else {

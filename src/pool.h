@@ -169,6 +169,16 @@ static inline void weft__worker_set_prio(weft__worker *w, weft_priority prio) {
     w->prio = prio;
 }
 
+/* Call fn(arg) on w at priority prio (what it forks inherits it), then give
+ * w back the priority it had. */
+static inline void weft__worker_call_at(weft__worker *w, weft_priority prio, void (*fn)(void *arg),
+                                        void *arg) {
+    weft_priority outer = w->prio;
+    weft__worker_set_prio(w, prio);
+    fn(arg);
+    w->prio = outer; /* no note: it was noted when set */
+}
+
 /* Push a job on w's deque. It stays private (no synchronisation) unless some
  * worker could take it now: an idle or sleeping worker, or a thief that asked
  * this deque for work; then w shares its private jobs and wakes a sleeper if

@@ -19,13 +19,12 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
         return EINVAL;
     pool = weft__pool_resolve(pool);
     weft__worker *w = pool ? weft__worker_of(pool) : NULL;
-    if (!pool || w) {
-        weft_priority outer = w ? w->prio : WEFT_PRIORITY_NORMAL;
-        if (w)
-            weft__worker_set_prio(w, priority); /* what fn forks inherits it */
+    if (w) {
+        weft__worker_call_at(w, priority, fn, arg); /* what fn forks inherits priority */
+        return 0;
+    }
+    if (!pool) { /* no pool to run in: run here */
         fn(arg);
-        if (w)
-            w->prio = outer;
         return 0;
     }
     weft__stack_job r;
