@@ -428,7 +428,7 @@ unsigned weft__leave_searcher_cap(weft__sleep *s) {
 static bool over_searcher_cap(weft__sleep *s) {
     /* Seq-cst like every counter access (sleep.c); a hint here. */
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    unsigned searching = (unsigned)((c >> 16) & 0xffff) - (unsigned)(c & 0xffff);
+    unsigned searching = weft__counters_inactive(c) - weft__counters_sleeping(c);
     return searching > weft__leave_searcher_cap(s);
 }
 

@@ -85,22 +85,6 @@ static void debug_point(weft__sleep *s, weft__debug_point p) {
 #define ONE_JEC       ((uint64_t)1 << 32)
 #define LEGACY_ASLEEP ((uint64_t)1)
 
-static unsigned sleeping_of(uint64_t c) {
-    return (unsigned)(c & 0xffff);
-}
-
-static unsigned inactive_of(uint64_t c) {
-    return (unsigned)((c >> 16) & 0xffff);
-}
-
-static uint32_t jec_of(uint64_t c) {
-    return (uint32_t)(c >> 32);
-}
-
-static bool jec_is_sleepy(uint64_t c) {
-    return (jec_of(c) & 1) == 0;
-}
-
 static unsigned min_u(unsigned a, unsigned b) {
     return a < b ? a : b;
 }
@@ -158,7 +142,7 @@ void weft__sleep_abandon(weft__sleep *s) {
  * and the thread counts take part in the fence argument (sleep.md). */
 static uint64_t jec_increment_if(weft__sleep *s, bool when_sleepy) {
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    while (jec_is_sleepy(c) == when_sleepy) {
+    while (weft__counters_jec_sleepy(c) == when_sleepy) {
         weft__debug_yield();
         if (atomic_compare_exchange_weak_explicit(&s->counters, &c, c + ONE_JEC,
                                                   memory_order_seq_cst, memory_order_seq_cst))
@@ -170,7 +154,7 @@ static uint64_t jec_increment_if(weft__sleep *s, bool when_sleepy) {
 /* Count ourselves asleep unless the JEC moved since we got sleepy. */
 static bool count_sleeper(weft__sleep *s, const weft__idle *idle) {
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    while (jec_of(c) == idle->jec) {
+    while (weft__counters_jec(c) == idle->jec) {
         weft__debug_yield();
         if (atomic_compare_exchange_weak_explicit(&s->counters, &c, c + ONE_SLEEPING,
                                                   memory_order_seq_cst, memory_order_seq_cst))
@@ -253,10 +237,10 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
     /* Make the JEC odd if a worker is sleepy, so it will not sleep. */
     uint64_t c = jec_increment_if(s, true);
     weft__debug_yield();
-    unsigned sleepers = sleeping_of(c);
+    unsigned sleepers = weft__counters_sleeping(c);
     if (sleepers == 0)
         return;
-    unsigned idle = inactive_of(c) - sleepers;
+    unsigned idle = weft__counters_inactive(c) - sleepers;
     /* A non-empty queue shows the idle workers are not keeping up (Rayon's
      * rule). Under the searcher cap (leave.c) it wakes only when nobody
      * searches (Go's rule): a searcher will take the job, and a sleeper woken
@@ -374,11 +358,11 @@ static bool block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
 static void rally(weft__sleep *s) {
     /* Seq-cst, like every counter access; a hint here, as in new_jobs. */
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    unsigned searching = inactive_of(c) - sleeping_of(c);
+    unsigned searching = weft__counters_inactive(c) - weft__counters_sleeping(c);
     unsigned want =
         min_u(min_u(weft__leave_searcher_cap(s), s->threads), weft__leave_pool_width(s));
     if (searching < want)
-        wake_any(s, min_u(want - searching, sleeping_of(c)));
+        wake_any(s, min_u(want - searching, weft__counters_sleeping(c)));
 }
 
 /* This worker counts itself inactive (searching). If every worker is now
@@ -389,7 +373,8 @@ static void count_searching(weft__sleep *s) {
     weft__debug_yield();
     /* Seq-cst, like every access to the counters: the proof's total order. */
     uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
-    if (inactive_of(old) + 1 == s->threads) /* only workers search (contexts never do) */
+    if (weft__counters_inactive(old) + 1 ==
+        s->threads) /* only workers search (contexts never do) */
         weft__leave_pool_quiet(s);
 }
 
@@ -567,8 +552,8 @@ static bool leave_searching(weft__sleep *s) {
     weft__debug_yield();
     /* Seq-cst, like every access to the counters: the proof's total order. */
     uint64_t old = atomic_fetch_sub_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
-    unsigned sleepers = sleeping_of(old);
-    return sleepers > 0 && inactive_of(old) - sleepers == 1;
+    unsigned sleepers = weft__counters_sleeping(old);
+    return sleepers > 0 && weft__counters_inactive(old) - sleepers == 1;
 }
 
 void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
@@ -631,7 +616,7 @@ void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *la
         weft__leave_backoff(idle);
     } else {
         /* Get sleepy: make the JEC even and remember it; search once more. */
-        idle->jec = jec_of(jec_increment_if(s, false));
+        idle->jec = weft__counters_jec(jec_increment_if(s, false));
         idle->sleepy = true;
     }
 }
@@ -701,8 +686,7 @@ void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) 
 
 void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec) {
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    while (!atomic_compare_exchange_weak_explicit(&s->counters, &c,
-                                                  ((uint64_t)jec << 32) | (c & 0xffffffffu),
+    while (!atomic_compare_exchange_weak_explicit(&s->counters, &c, weft__counters_with_jec(c, jec),
                                                   memory_order_seq_cst, memory_order_seq_cst)) {
     }
 }

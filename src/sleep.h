@@ -86,6 +86,31 @@ WEFT_HIDDEN void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle);
  * (new work, or latch set). Returns when the caller should search again. */
 WEFT_HIDDEN void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch);
 
+/* The targeted protocol's counter word (JEC bits 32-63, inactive 16-31,
+ * sleeping 0-15), decoded: every reader goes through these, and sleep.c's
+ * ONE_* constants are the only other code that knows the layout. */
+static inline unsigned weft__counters_sleeping(uint64_t c) {
+    return (unsigned)(c & 0xffff);
+}
+
+static inline unsigned weft__counters_inactive(uint64_t c) {
+    return (unsigned)((c >> 16) & 0xffff);
+}
+
+static inline uint32_t weft__counters_jec(uint64_t c) {
+    return (uint32_t)(c >> 32);
+}
+
+/* An even JEC: a worker got sleepy and no job was posted since. */
+static inline bool weft__counters_jec_sleepy(uint64_t c) {
+    return (weft__counters_jec(c) & 1) == 0;
+}
+
+/* c with its JEC replaced by jec (the debug hook that tests wrap-around). */
+static inline uint64_t weft__counters_with_jec(uint64_t c, uint32_t jec) {
+    return ((uint64_t)jec << 32) | (c & 0xffffffffu);
+}
+
 /* n jobs were pushed on a worker's deque (and shared): update the JEC and
  * wake sleepers if too few workers search. No fence: a missed wake-up here
  * costs parallelism, never progress, since the pusher runs its own deque. */
@@ -98,7 +123,7 @@ static inline void weft__sleep_new_jobs(weft__sleep *s, unsigned n, bool queue_w
     if (!s->wake_all) {
         /* Seq-cst, like every counter access (sleep.c). */
         uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-        if ((c & 0xffff) == 0 && (c >> 32 & 1) == 1)
+        if (weft__counters_sleeping(c) == 0 && !weft__counters_jec_sleepy(c))
             return;
     }
     weft__sleep_new_jobs_cold(s, n, queue_was_empty);
@@ -111,7 +136,8 @@ static inline void weft__sleep_new_jobs(weft__sleep *s, unsigned n, bool queue_w
  * (sleep.c); a stale answer costs parallelism, never progress. */
 static inline bool weft__sleep_wants_work(weft__sleep *s) {
     if (!s->wake_all)
-        return (atomic_load_explicit(&s->counters, memory_order_seq_cst) >> 16 & 0xffff) != 0;
+        return weft__counters_inactive(atomic_load_explicit(&s->counters, memory_order_seq_cst)) !=
+               0;
     return atomic_load_explicit(&s->legacy_state, memory_order_seq_cst) != 0;
 }
 

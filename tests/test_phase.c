@@ -16,7 +16,7 @@
 #include "weft.h"
 
 static unsigned sleeping(weft_pool *pool) {
-    return (unsigned)(weft__sleep_debug_counters(&pool->sleep) & 0xffff);
+    return weft__counters_sleeping(weft__sleep_debug_counters(&pool->sleep));
 }
 
 static void wait_sleeping(weft_pool *pool, unsigned n) {

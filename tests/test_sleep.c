@@ -22,14 +22,6 @@ static weft_pool *make_pool(unsigned threads, weft_wake wake, weft_leave leave) 
     return pool;
 }
 
-static unsigned sleeping_of(uint64_t c) {
-    return (unsigned)(c & 0xffff);
-}
-
-static unsigned inactive_of(uint64_t c) {
-    return (unsigned)((c >> 16) & 0xffff);
-}
-
 /* Has every worker passed its final check and blocked (slot word ASLEEP,
  * stored in block())? Counted sleepers may still be before the final check,
  * where a job posted now is theirs to take. */
@@ -51,8 +43,8 @@ static void wait_all_asleep(weft_pool *pool) {
     double deadline = check_now() + 10;
     for (;;) {
         uint64_t c = weft__sleep_debug_counters(&pool->sleep);
-        if (sleeping_of(c) == pool->threads && all_blocked(pool)) {
-            CHECK_EQ(inactive_of(c), pool->threads);
+        if (weft__counters_sleeping(c) == pool->threads && all_blocked(pool)) {
+            CHECK_EQ(weft__counters_inactive(c), pool->threads);
             return;
         }
         CHECK(check_now() < deadline);
@@ -118,7 +110,7 @@ TEST(jec_wraps_around) {
         wait_flag(&flag);
         wait_all_asleep(pool); /* each sleep makes the JEC even again */
     }
-    uint32_t jec = (uint32_t)(weft__sleep_debug_counters(&pool->sleep) >> 32);
+    uint32_t jec = weft__counters_jec(weft__sleep_debug_counters(&pool->sleep));
     CHECK(jec < 0xfffffff0u); /* it wrapped, and nothing was lost */
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
@@ -139,10 +131,10 @@ static void hook_job_execute(weft__job *job) {
 static void inject_and_wrap(weft__sleep *s, weft__debug_point p) {
     if (p != WEFT_DEBUG_BEFORE_COUNT || !atomic_exchange(&hook_armed, 0))
         return;
-    uint32_t jec = (uint32_t)(weft__sleep_debug_counters(s) >> 32);
+    uint32_t jec = weft__counters_jec(weft__sleep_debug_counters(s));
     hook_job.execute = hook_job_execute;
     weft__pool_inject(s->pool, &hook_job, WEFT_PRIORITY_NORMAL); /* sees no sleeper: wakes nobody */
-    CHECK((uint32_t)(weft__sleep_debug_counters(s) >> 32) != jec);
+    CHECK(weft__counters_jec(weft__sleep_debug_counters(s)) != jec);
     weft__sleep_debug_set_jec(s, jec); /* as if 2^32 posts had happened */
 }
 
@@ -272,7 +264,7 @@ static void hold_and_count(void *arg) {
     weft_pool *pool = arg;
     check_sleep_us(20000); /* long enough for any wrongly woken worker to show */
     uint64_t c = weft__sleep_debug_counters(&pool->sleep);
-    CHECK_EQ(sleeping_of(c), pool->threads - 1);
+    CHECK_EQ(weft__counters_sleeping(c), pool->threads - 1);
 }
 
 TEST(one_job_wakes_one_sleeper) {
