@@ -3,7 +3,7 @@
  * pause, and fences that ThreadSanitizer can see.
  *
  * TSan does not model standalone fences (atomic_thread_fence): code that relies
- * on a fence for ordering looks racy to it. Under WEFT_TSAN every seq-cst fence
+ * on a fence for ordering looks racy to it. Under WEFT__TSAN every seq-cst fence
  * becomes a seq-cst read-modify-write of one global word. Those RMWs are
  * totally ordered and each one acquires what the previous one released, so TSan
  * sees at least the happens-before that a pair of seq-cst fences implies. Places
@@ -14,26 +14,26 @@
 
 #include <stdatomic.h>
 
-#if !defined(WEFT_TSAN) && defined(__SANITIZE_THREAD__)
-#define WEFT_TSAN 1
+#if !defined(WEFT__TSAN) && defined(__SANITIZE_THREAD__)
+#define WEFT__TSAN 1
 #endif
-#if !defined(WEFT_TSAN) && defined(__has_feature)
+#if !defined(WEFT__TSAN) && defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#define WEFT_TSAN 1
+#define WEFT__TSAN 1
 #endif
 #endif
 
 /* Two lines: Intel's adjacent-line prefetcher pulls pairs of 64-byte lines, so
  * fields written by different threads must sit 128 bytes apart. */
-#define WEFT_CACHELINE 128
+#define WEFT__CACHELINE 128
 
-#define WEFT_HIDDEN      __attribute__((visibility("hidden")))
-#define WEFT_COLD        __attribute__((cold, noinline))
-#define WEFT_LIKELY(x)   __builtin_expect(!!(x), 1)
-#define WEFT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define WEFT__HIDDEN      __attribute__((visibility("hidden")))
+#define WEFT__COLD        __attribute__((cold, noinline))
+#define WEFT__LIKELY(x)   __builtin_expect(!!(x), 1)
+#define WEFT__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-#ifdef WEFT_TSAN
-WEFT_HIDDEN extern _Atomic unsigned long weft__tsan_fence_word;
+#ifdef WEFT__TSAN
+WEFT__HIDDEN extern _Atomic unsigned long weft__tsan_fence_word;
 static inline void weft__fence_seq_cst(void) {
     atomic_fetch_add_explicit(&weft__tsan_fence_word, 1, memory_order_seq_cst);
 }

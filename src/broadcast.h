@@ -15,14 +15,14 @@ typedef struct weft__broadcast weft__broadcast;
 
 /* The pool's active broadcasts. */
 typedef struct weft__broadcasts {
-    alignas(WEFT_CACHELINE) _Atomic uint64_t seq; /* A: number of the latest broadcast */
+    alignas(WEFT__CACHELINE) _Atomic uint64_t seq; /* A: number of the latest broadcast */
     pthread_mutex_t lock;
     weft__broadcast *head; /* L: active broadcasts, oldest first */
     weft__broadcast *tail; /* L */
 } weft__broadcasts;
 
-WEFT_HIDDEN void weft__broadcasts_init(weft__broadcasts *b);
-WEFT_HIDDEN void weft__broadcasts_destroy(weft__broadcasts *b);
+WEFT__HIDDEN void weft__broadcasts_init(weft__broadcasts *b);
+WEFT__HIDDEN void weft__broadcasts_destroy(weft__broadcasts *b);
 
 /* Any thread; a hint: has a broadcast begun that a worker that has run all up
  * to `seen` has not run? Relaxed: the sleep protocol's fences order it where
@@ -33,10 +33,10 @@ static inline bool weft__broadcast_pending(weft__broadcasts *b, uint64_t seen) {
 
 /* weft_broadcast without its checks: pool is resolved, fn is set, and the
  * workers may already be past their drain (weft_pool_destroy's trace stop). */
-WEFT_HIDDEN void weft__broadcast_run(struct weft_pool *pool, void (*fn)(unsigned index, void *arg),
-                                     void *arg);
+WEFT__HIDDEN void weft__broadcast_run(struct weft_pool *pool, void (*fn)(unsigned index, void *arg),
+                                      void *arg);
 
 /* Worker only: run every broadcast newer than *seen, in order; update *seen. */
-WEFT_HIDDEN void weft__broadcast_run_pending(weft__broadcasts *b, unsigned index, uint64_t *seen);
+WEFT__HIDDEN void weft__broadcast_run_pending(weft__broadcasts *b, unsigned index, uint64_t *seen);
 
 #endif

@@ -40,7 +40,7 @@ static uint64_t base_seed(void) {
 }
 
 static uint64_t next(void) {
-    if (WEFT_UNLIKELY(state == 0)) {
+    if (WEFT__UNLIKELY(state == 0)) {
         uint64_t n = atomic_fetch_add_explicit(&thread_seq, 1, memory_order_relaxed);
         state = base_seed() ^ ((n + 1) * 0xbf58476d1ce4e5b9ull);
         if (state == 0)

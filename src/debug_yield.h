@@ -22,7 +22,7 @@
 #ifdef WEFT_DEBUG_YIELD
 /* Any thread: maybe sched_yield, maybe spin a few hundred pauses, maybe
  * nothing. Touches no shared state but the seed and a thread counter. */
-WEFT_HIDDEN void weft__debug_yield_slow(void);
+WEFT__HIDDEN void weft__debug_yield_slow(void);
 #define weft__debug_yield() weft__debug_yield_slow()
 #else
 #define weft__debug_yield() ((void)0)

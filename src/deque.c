@@ -193,7 +193,7 @@ weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job) {
          * line stays shared while thieves keep asking. */
         if (!atomic_load_explicit(&d->movesplit, memory_order_relaxed))
             atomic_store_explicit(&d->movesplit, 1, memory_order_relaxed);
-        return WEFT_STEAL_EMPTY;
+        return WEFT__STEAL_EMPTY;
     }
     weft__debug_yield();
     /* Acquire: pairs with the release store of a grown buffer. */
@@ -205,8 +205,8 @@ weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job) {
      * the owner changed ts, and what we read may be stale. */
     if (!atomic_compare_exchange_strong_explicit(&d->ts, &ts, ts_pack(t + 1, s),
                                                  memory_order_acq_rel, memory_order_relaxed))
-        return WEFT_STEAL_RETRY;
+        return WEFT__STEAL_RETRY;
     weft__debug_yield();
     *job = j;
-    return WEFT_STEAL_OK;
+    return WEFT__STEAL_OK;
 }

@@ -22,35 +22,35 @@ typedef struct weft__deque_buf {
 
 typedef struct weft__deque {
     /* Shared: thieves CAS ts and set movesplit; the owner moves split. */
-    alignas(WEFT_CACHELINE) _Atomic uint64_t ts; /* A: split (high 32) | top (low 32) */
-    _Atomic uint32_t movesplit;                  /* A: a thief found nothing public */
-    _Atomic(weft__deque_buf *) buf;              /* A: owner stores, thieves load */
+    alignas(WEFT__CACHELINE) _Atomic uint64_t ts; /* A: split (high 32) | top (low 32) */
+    _Atomic uint32_t movesplit;                   /* A: a thief found nothing public */
+    _Atomic(weft__deque_buf *) buf;               /* A: owner stores, thieves load */
     /* Owner only. */
-    alignas(WEFT_CACHELINE) uint32_t bottom; /* O: next index to push */
-    uint32_t split;                          /* O: ts's split; only the owner moves it */
-    uint32_t top_seen;                       /* O: a lower bound of ts's top */
-    weft__deque_buf *obuf;                   /* O: buf, without the atomic load */
+    alignas(WEFT__CACHELINE) uint32_t bottom; /* O: next index to push */
+    uint32_t split;                           /* O: ts's split; only the owner moves it */
+    uint32_t top_seen;                        /* O: a lower bound of ts's top */
+    weft__deque_buf *obuf;                    /* O: buf, without the atomic load */
     uint32_t unannounced; /* O: jobs a pop shared on a thief's request, to announce */
 } weft__deque;
 
-static_assert(offsetof(weft__deque, bottom) - offsetof(weft__deque, ts) >= WEFT_CACHELINE,
+static_assert(offsetof(weft__deque, bottom) - offsetof(weft__deque, ts) >= WEFT__CACHELINE,
               "the owner's fields share a prefetch pair with the thieves' word");
 
-typedef enum { WEFT_STEAL_EMPTY, WEFT_STEAL_RETRY, WEFT_STEAL_OK } weft__steal_result;
+typedef enum { WEFT__STEAL_EMPTY, WEFT__STEAL_RETRY, WEFT__STEAL_OK } weft__steal_result;
 
-WEFT_HIDDEN int weft__deque_init(weft__deque *d, size_t capacity);
-WEFT_HIDDEN void weft__deque_destroy(weft__deque *d);
+WEFT__HIDDEN int weft__deque_init(weft__deque *d, size_t capacity);
+WEFT__HIDDEN void weft__deque_destroy(weft__deque *d);
 
-/* Any thread. The oldest public job in *job on WEFT_STEAL_OK; on
- * WEFT_STEAL_EMPTY the owner is asked to share more. */
-WEFT_HIDDEN weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job);
+/* Any thread. The oldest public job in *job on WEFT__STEAL_OK; on
+ * WEFT__STEAL_EMPTY the owner is asked to share more. */
+WEFT__HIDDEN weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job);
 
 /* Owner only: make every private job public (stealable); returns how many. */
-WEFT_HIDDEN WEFT_COLD unsigned weft__deque_share(weft__deque *d);
+WEFT__HIDDEN WEFT__COLD unsigned weft__deque_share(weft__deque *d);
 
 /* Owner only, cold paths of push and pop. */
-WEFT_HIDDEN WEFT_COLD int weft__deque_push_cold(weft__deque *d, weft__job *job);
-WEFT_HIDDEN WEFT_COLD weft__job *weft__deque_pop_cold(weft__deque *d);
+WEFT__HIDDEN WEFT__COLD int weft__deque_push_cold(weft__deque *d, weft__job *job);
+WEFT__HIDDEN WEFT__COLD weft__job *weft__deque_pop_cold(weft__deque *d);
 
 static inline uint32_t weft__deque_top(uint64_t ts) {
     return (uint32_t)ts;
@@ -66,7 +66,7 @@ static inline uint32_t weft__deque_split(uint64_t ts) {
 static inline int weft__deque_push(weft__deque *d, weft__job *job) {
     uint32_t b = d->bottom;
     weft__deque_buf *buf = d->obuf;
-    if (WEFT_UNLIKELY(b - d->top_seen > buf->mask))
+    if (WEFT__UNLIKELY(b - d->top_seen > buf->mask))
         return weft__deque_push_cold(d, job);
     weft__debug_yield();
     /* Relaxed: published to thieves only by a later release CAS of ts. */
@@ -81,8 +81,8 @@ static inline weft__job *weft__deque_pop(weft__deque *d) {
     uint32_t b = d->bottom;
     weft__debug_yield();
     /* Relaxed: a hint from thieves; honoured on the cold path. */
-    if (WEFT_UNLIKELY(b == d->split ||
-                      atomic_load_explicit(&d->movesplit, memory_order_relaxed) != 0))
+    if (WEFT__UNLIKELY(b == d->split ||
+                       atomic_load_explicit(&d->movesplit, memory_order_relaxed) != 0))
         return weft__deque_pop_cold(d);
     d->bottom = b - 1;
     weft__debug_yield();

@@ -8,15 +8,15 @@
 
 /* $WEFT_NUM_THREADS if it is a number from 1 to WEFT_THREADS_MAX, else
  * fallback; a set, non-empty value that is not gets a warning. */
-WEFT_HIDDEN unsigned weft__env_threads(unsigned fallback);
+WEFT__HIDDEN unsigned weft__env_threads(unsigned fallback);
 
 /* Print "weft: ignoring NAME="value": <why>" on stderr, unless the last
  * warning about NAME was for the same value. why is a printf format. */
 /* fork(): hold the warning lock across it (pool.c's atfork handlers). */
-WEFT_HIDDEN void weft__env_fork_prepare(void);
-WEFT_HIDDEN void weft__env_fork_release(void);
+WEFT__HIDDEN void weft__env_fork_prepare(void);
+WEFT__HIDDEN void weft__env_fork_release(void);
 
-WEFT_HIDDEN void weft__env_warn(const char *name, const char *value, const char *why, ...)
+WEFT__HIDDEN void weft__env_warn(const char *name, const char *value, const char *why, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -12,19 +12,19 @@
 #include "job.h"
 
 typedef struct weft__injector {
-    alignas(WEFT_CACHELINE) pthread_mutex_t lock;
+    alignas(WEFT__CACHELINE) pthread_mutex_t lock;
     weft__job *head;         /* L */
     weft__job *tail;         /* L */
     _Atomic uint64_t length; /* A: written under L, read without it */
 } weft__injector;
 
-WEFT_HIDDEN void weft__injector_init(weft__injector *q);
-WEFT_HIDDEN void weft__injector_destroy(weft__injector *q);
+WEFT__HIDDEN void weft__injector_init(weft__injector *q);
+WEFT__HIDDEN void weft__injector_destroy(weft__injector *q);
 /* Any thread. Links the jobs first..last (already chained through next). */
-WEFT_HIDDEN void weft__injector_push(weft__injector *q, weft__job *first, weft__job *last,
-                                     uint64_t count);
+WEFT__HIDDEN void weft__injector_push(weft__injector *q, weft__job *first, weft__job *last,
+                                      uint64_t count);
 /* Any thread. The oldest job, or NULL. */
-WEFT_HIDDEN weft__job *weft__injector_pop(weft__injector *q);
+WEFT__HIDDEN weft__job *weft__injector_pop(weft__injector *q);
 
 /* Any thread. The sleep protocol's final check reads this after its seq-cst
  * fence; the push that it must not miss stored length before the pusher's

@@ -46,12 +46,12 @@ void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg) {
      * clang emit two test-and-branch pairs (each fused into one
      * instruction), never taken, so always predicted. Folding them into one
      * branch takes more instructions (sete, adc, test), not fewer. */
-    if (WEFT_UNLIKELY(!a || !b)) {
+    if (WEFT__UNLIKELY(!a || !b)) {
         assert(!"weft_join: a or b is NULL"); /* release builds: a no-op (weft.h) */
         return;
     }
     weft__worker *w = weft__current_worker();
-    if (WEFT_UNLIKELY(!w)) {
+    if (WEFT__UNLIKELY(!w)) {
         join_args j = {.a = a, .a_arg = a_arg, .b = b, .b_arg = b_arg};
         weft_run(NULL, join_inside, &j);
         return;
@@ -59,7 +59,7 @@ void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg) {
     weft__stack_job jb;
     weft__stack_job_init(&jb, b, b_arg);
     weft__latch_init_owned(&jb.done, w->pool, w->index);
-    if (WEFT_UNLIKELY(weft__worker_push(w, &jb.job) != 0)) {
+    if (WEFT__UNLIKELY(weft__worker_push(w, &jb.job) != 0)) {
         a(a_arg); /* the deque could not grow: run both here */
         b(b_arg);
         return;

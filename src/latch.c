@@ -38,7 +38,7 @@ void weft__latch_init(weft__latch *l) {
     if (w)
         weft__latch_init_owned(l, w->pool, w->index);
     else
-        weft__latch_init_owned(l, NULL, WEFT_LATCH_OUTSIDE);
+        weft__latch_init_owned(l, NULL, WEFT__LATCH_OUTSIDE);
 }
 
 void weft__count_latch_init(weft__count_latch *c, size_t count) {
@@ -50,9 +50,9 @@ static void set_outside(weft__latch *l) {
     _Atomic uint32_t *word = &l->state;
     weft__debug_yield();
     /* Release: publishes the job's writes to the owner's acquire probe. */
-    uint32_t old = atomic_exchange_explicit(word, WEFT_LATCH_SET, memory_order_release);
+    uint32_t old = atomic_exchange_explicit(word, WEFT__LATCH_SET, memory_order_release);
     weft__debug_yield();
-    if (old == WEFT_LATCH_SLEEPING)
+    if (old == WEFT__LATCH_SLEEPING)
         weft__os_wake_one(word); /* safe even if the owner already freed it */
 }
 
@@ -71,9 +71,9 @@ void weft__latch_set(weft__latch *l) {
     /* Seq-cst: release publishes the job's writes to the owner's probe; the
      * wake-all protocol also needs this store in the total order ahead of its
      * tickle's load (sleep.md, "latches under wake-all"). */
-    uint32_t old = atomic_exchange_explicit(&l->state, WEFT_LATCH_SET, memory_order_seq_cst);
+    uint32_t old = atomic_exchange_explicit(&l->state, WEFT__LATCH_SET, memory_order_seq_cst);
     weft__debug_yield();
-    weft__sleep_latch_set(&pool->sleep, owner, old == WEFT_LATCH_SLEEPING);
+    weft__sleep_latch_set(&pool->sleep, owner, old == WEFT__LATCH_SLEEPING);
     weft__debug_yield();
     if (foreign)
         weft__pool_unref(pool);
@@ -81,26 +81,26 @@ void weft__latch_set(weft__latch *l) {
 
 bool weft__latch_get_sleepy(weft__latch *l) {
     weft__debug_yield();
-    uint32_t expected = WEFT_LATCH_UNSET;
+    uint32_t expected = WEFT__LATCH_UNSET;
     /* Relaxed: only the state matters; a set latch is re-probed with acquire. */
-    return atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT_LATCH_SLEEPY,
+    return atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT__LATCH_SLEEPY,
                                                    memory_order_relaxed, memory_order_relaxed);
 }
 
 bool weft__latch_fall_asleep(weft__latch *l) {
     weft__debug_yield();
-    uint32_t expected = WEFT_LATCH_SLEEPY;
+    uint32_t expected = WEFT__LATCH_SLEEPY;
     /* Relaxed: made under the owner's sleep lock, which a setter that sees
      * SLEEPING takes before it wakes us: the lock orders the rest. */
-    return atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT_LATCH_SLEEPING,
+    return atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT__LATCH_SLEEPING,
                                                    memory_order_relaxed, memory_order_relaxed);
 }
 
 void weft__latch_wake_up(weft__latch *l) {
     weft__debug_yield();
-    uint32_t expected = WEFT_LATCH_SLEEPING;
+    uint32_t expected = WEFT__LATCH_SLEEPING;
     /* Relaxed: failure means SET, which the owner re-probes with acquire. */
-    atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT_LATCH_UNSET,
+    atomic_compare_exchange_strong_explicit(&l->state, &expected, WEFT__LATCH_UNSET,
                                             memory_order_relaxed, memory_order_relaxed);
 }
 
@@ -117,7 +117,7 @@ static bool spin_outside(weft__latch *l) {
     do {
         for (int i = 0; i < 64; i++) {
             /* Acquire: pairs with the setter's release exchange. */
-            if (atomic_load_explicit(&l->state, memory_order_acquire) == WEFT_LATCH_SET)
+            if (atomic_load_explicit(&l->state, memory_order_acquire) == WEFT__LATCH_SET)
                 return true;
             weft__cpu_relax();
         }
@@ -130,23 +130,23 @@ static void wait_outside(weft__latch *l) {
         return;
     /* Acquire: pairs with the setter's release exchange. */
     uint32_t s = atomic_load_explicit(&l->state, memory_order_acquire);
-    while (s != WEFT_LATCH_SET) {
+    while (s != WEFT__LATCH_SET) {
         weft__debug_yield();
-        if (s == WEFT_LATCH_UNSET) {
+        if (s == WEFT__LATCH_UNSET) {
             /* Announce that we block; a failed CAS reloads s (maybe SET). */
-            if (!atomic_compare_exchange_weak_explicit(&l->state, &s, WEFT_LATCH_SLEEPING,
+            if (!atomic_compare_exchange_weak_explicit(&l->state, &s, WEFT__LATCH_SLEEPING,
                                                        memory_order_acquire, memory_order_acquire))
                 continue;
-            s = WEFT_LATCH_SLEEPING;
+            s = WEFT__LATCH_SLEEPING;
         }
-        weft__os_wait(&l->state, WEFT_LATCH_SLEEPING);
+        weft__os_wait(&l->state, WEFT__LATCH_SLEEPING);
         /* Acquire: pairs with the setter's release exchange. */
         s = atomic_load_explicit(&l->state, memory_order_acquire);
     }
 }
 
 void weft__latch_wait(weft__latch *l) {
-    if (l->owner == WEFT_LATCH_OUTSIDE)
+    if (l->owner == WEFT__LATCH_OUTSIDE)
         wait_outside(l);
     else
         weft__worker_wait_until(weft__current_worker(), l);

@@ -13,13 +13,13 @@
 typedef struct weft_pool weft_pool;
 
 /* Core latch states (Rayon's sleep RFC, Appendix A). */
-enum { WEFT_LATCH_UNSET = 0, WEFT_LATCH_SLEEPY, WEFT_LATCH_SLEEPING, WEFT_LATCH_SET };
+enum { WEFT__LATCH_UNSET = 0, WEFT__LATCH_SLEEPY, WEFT__LATCH_SLEEPING, WEFT__LATCH_SET };
 
-#define WEFT_LATCH_OUTSIDE UINT32_MAX /* owner is a thread outside any pool */
+#define WEFT__LATCH_OUTSIDE UINT32_MAX /* owner is a thread outside any pool */
 
 typedef struct weft__latch {
     _Atomic uint32_t state; /* A: futex word for an outside owner */
-    uint32_t owner;         /* I: owner's worker index, or WEFT_LATCH_OUTSIDE */
+    uint32_t owner;         /* I: owner's worker index, or WEFT__LATCH_OUTSIDE */
     weft_pool *pool;        /* I: owner's pool (NULL for an outside owner) */
 } weft__latch;
 
@@ -30,11 +30,11 @@ typedef struct weft__count_latch {
 } weft__count_latch;
 
 /* Owned by the calling thread: a worker of its pool, or an outside thread. */
-WEFT_HIDDEN void weft__latch_init(weft__latch *l);
+WEFT__HIDDEN void weft__latch_init(weft__latch *l);
 
 /* Owned by worker `index` of pool. */
 static inline void weft__latch_init_owned(weft__latch *l, weft_pool *pool, unsigned index) {
-    atomic_init(&l->state, WEFT_LATCH_UNSET);
+    atomic_init(&l->state, WEFT__LATCH_UNSET);
     l->owner = index;
     l->pool = pool;
 }
@@ -42,27 +42,27 @@ static inline void weft__latch_init_owned(weft__latch *l, weft_pool *pool, unsig
 /* Owner only: has the latch been set? Acquire: pairs with the release in
  * weft__latch_set, so whatever the setter did before is visible. */
 static inline bool weft__latch_probe(weft__latch *l) {
-    return atomic_load_explicit(&l->state, memory_order_acquire) == WEFT_LATCH_SET;
+    return atomic_load_explicit(&l->state, memory_order_acquire) == WEFT__LATCH_SET;
 }
 
 /* Any thread: set the latch and wake its owner if it sleeps on it. The latch
  * may be freed by its owner as soon as this starts; it is not touched after
  * the setting store. */
-WEFT_HIDDEN void weft__latch_set(weft__latch *l);
+WEFT__HIDDEN void weft__latch_set(weft__latch *l);
 
 /* Owner only: return once the latch is set. A worker keeps running jobs of
  * its pool meanwhile; an outside owner blocks. */
-WEFT_HIDDEN void weft__latch_wait(weft__latch *l);
+WEFT__HIDDEN void weft__latch_wait(weft__latch *l);
 
 /* Owner only, used by the sleep module: the Appendix A transitions.
  * get_sleepy: UNSET -> SLEEPY; fall_asleep: SLEEPY -> SLEEPING; both fail
  * (return false) only when the latch was set. wake_up: back to UNSET unless
  * set meanwhile. */
-WEFT_HIDDEN bool weft__latch_get_sleepy(weft__latch *l);
-WEFT_HIDDEN bool weft__latch_fall_asleep(weft__latch *l);
-WEFT_HIDDEN void weft__latch_wake_up(weft__latch *l);
+WEFT__HIDDEN bool weft__latch_get_sleepy(weft__latch *l);
+WEFT__HIDDEN bool weft__latch_fall_asleep(weft__latch *l);
+WEFT__HIDDEN void weft__latch_wake_up(weft__latch *l);
 
-WEFT_HIDDEN void weft__count_latch_init(weft__count_latch *c, size_t count);
+WEFT__HIDDEN void weft__count_latch_init(weft__count_latch *c, size_t count);
 
 /* Holder of a count only (count > 0 is known): add one. */
 static inline void weft__count_latch_increment(weft__count_latch *c) {

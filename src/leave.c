@@ -22,7 +22,7 @@
  *    whose quiet periods are regular and short keeps its workers searching
  *    as a phase would (see "The pool's rhythm" below).
  *  - A parallel phase (phase.c) overrides both: idle workers keep searching
- *    with back-off for up to WEFT_PHASE_RETAIN_NS. A one-time fast leave (the
+ *    with back-off for up to WEFT__PHASE_RETAIN_NS. A one-time fast leave (the
  *    last phase ended with fast_leave) makes them sleep at once until new work
  *    is submitted.
  *  - The searcher cap (targeted protocol, outside phases): when more than half
@@ -69,10 +69,10 @@
 #define PREDICT_MAX_WAKES 16
 #define WINDOW_DEVS       2
 /* The pool's rhythm is followed only while its busy periods engage more than
- * this many workers (in 1/WEFT_RHYTHM_WIDTH_ONE): one job at a time measured
+ * this many workers (in 1/WEFT__RHYTHM_WIDTH_ONE): one job at a time measured
  * 1.0-1.5 (two busy periods merge when a woken worker counts itself back
  * after the job ended), a 2-worker pool's bursts 1.97-2.0. */
-#define RHYTHM_FOLLOW_WIDTH (WEFT_RHYTHM_WIDTH_ONE * 7 / 4)
+#define RHYTHM_FOLLOW_WIDTH (WEFT__RHYTHM_WIDTH_ONE * 7 / 4)
 
 /* Benchmark hooks (bench/: the leave-policy table and the cap's cost): not
  * public knobs. Read per search round; set before pools are created. */
@@ -257,9 +257,9 @@ void weft__leave_pool_quiet(weft__sleep *s) {
         return;
     uint64_t width = atomic_load_explicit(&r->width, memory_order_relaxed);
     if (width == 0)
-        width = joined * WEFT_RHYTHM_WIDTH_ONE;
+        width = joined * WEFT__RHYTHM_WIDTH_ONE;
     else
-        ewma(&width, joined * WEFT_RHYTHM_WIDTH_ONE);
+        ewma(&width, joined * WEFT__RHYTHM_WIDTH_ONE);
     atomic_store_explicit(&r->width, (uint32_t)width, memory_order_relaxed);
     atomic_store_explicit(&r->joined, 0, memory_order_relaxed);
     atomic_store_explicit(&r->quiet_ns, weft__now_ns(), memory_order_relaxed);
@@ -276,7 +276,7 @@ void weft__leave_pool_busy(weft__sleep *s) {
         atomic_store_explicit(&r->joined, joined + 1, memory_order_relaxed);
 }
 
-/* Is the pool's width more than `workers` (in 1/WEFT_RHYTHM_WIDTH_ONE)? */
+/* Is the pool's width more than `workers` (in 1/WEFT__RHYTHM_WIDTH_ONE)? */
 static bool pool_wider_than(weft__sleep *s, unsigned workers) {
     return atomic_load_explicit(&s->rhythm.width, memory_order_relaxed) > workers;
 }
@@ -286,12 +286,12 @@ static bool pool_wider_than(weft__sleep *s, unsigned workers) {
  * phase and the wake-cost tolerance apply (pool_rhythm_retains,
  * rhythm_window). */
 static bool busy_periods_oversubscribe(weft__sleep *s) {
-    return pool_wider_than(s, s->cpus * WEFT_RHYTHM_WIDTH_ONE);
+    return pool_wider_than(s, s->cpus * WEFT__RHYTHM_WIDTH_ONE);
 }
 
 unsigned weft__leave_pool_width(weft__sleep *s) {
     uint32_t w = atomic_load_explicit(&s->rhythm.width, memory_order_relaxed);
-    return (w + WEFT_RHYTHM_WIDTH_ONE - 1) / WEFT_RHYTHM_WIDTH_ONE;
+    return (w + WEFT__RHYTHM_WIDTH_ONE - 1) / WEFT__RHYTHM_WIDTH_ONE;
 }
 
 void weft__leave_pool_arrival(weft__sleep *s) {
@@ -359,7 +359,7 @@ bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now) {
  * quiet periods are regular and short (a trusted window: at most PREDICT_MAX_WAKES
  * wake costs) is in a parallel phase its program did not declare, and its
  * workers search through it as they would in one: through busy periods for up
- * to WEFT_PHASE_RETAIN_NS since they last ran, through quiet periods until
+ * to WEFT__PHASE_RETAIN_NS since they last ran, through quiet periods until
  * the window closes; a quiet period that outlasts its window ends it, so an
  * idle pool sleeps within one gap of its last work. Why only such pools:
  * there, sleeping does not save CPU (each job wakes a sleeper that mostly
@@ -380,7 +380,7 @@ static bool pool_rhythm_retains(weft__sleep *s, const weft__idle *idle, uint64_t
     uint64_t lo, hi;
     if (!rhythm_window(s, idle->index, quiet, &lo, &hi))
         return false; /* quiet == 0 (busy): only whether the rhythm is trusted */
-    return quiet ? now < hi : now - idle->search_ns < WEFT_PHASE_RETAIN_NS;
+    return quiet ? now < hi : now - idle->search_ns < WEFT__PHASE_RETAIN_NS;
 }
 
 /* The adaptive policy applies (not FAST, no phase, no one-time fast leave,
@@ -398,7 +398,7 @@ uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t no
         return 0;
     /* Relaxed: a test hook, set while the pool runs on purpose. */
     uint64_t forced = atomic_load_explicit(&weft__leave_debug_wake_after_ns, memory_order_relaxed);
-    if (WEFT_UNLIKELY(forced != 0))
+    if (WEFT__UNLIKELY(forced != 0))
         return now + forced;
     uint64_t lo, hi;
     if (!(idle->idle_ns && predicted_window(s, lv, idle->idle_ns, &lo, &hi)) &&
@@ -437,7 +437,7 @@ bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t
      * first fruitless search, or the last wake-up, since a woken worker (for
      * new work, or by a phase's warm-up) should look before sleeping again. */
     if (weft__phase_active(&s->phase))
-        return now - idle->search_ns < WEFT_PHASE_RETAIN_NS;
+        return now - idle->search_ns < WEFT__PHASE_RETAIN_NS;
     if (atomic_load_explicit(&weft__leave_bench_always_search, memory_order_relaxed))
         return !weft__phase_fast_leave(&s->phase); /* searches until new work */
     if (weft__phase_fast_leave(&s->phase) || s->leave_fast)

@@ -16,36 +16,36 @@
 /* Block while *word == expected. Returns on a wake-up, when *word differs
  * (checked atomically with going to sleep), or spuriously: callers loop and
  * recheck in user space. */
-WEFT_HIDDEN void weft__os_wait(_Atomic uint32_t *word, uint32_t expected);
+WEFT__HIDDEN void weft__os_wait(_Atomic uint32_t *word, uint32_t expected);
 
 /* Like weft__os_wait, but also returns once CLOCK_MONOTONIC reaches
  * deadline_ns (as weft__now_ns reads it): false then, true otherwise (woken,
  * word changed, or spuriously). */
-WEFT_HIDDEN bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected,
-                                     uint64_t deadline_ns);
+WEFT__HIDDEN bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected,
+                                      uint64_t deadline_ns);
 
 /* The calling thread's timers fire when asked rather than up to 50 us later
  * (Linux's default slack), so a timed wait ends close to its deadline. Best
  * effort; a no-op where the OS has no such setting. */
-WEFT_HIDDEN void weft__os_precise_timers(void);
+WEFT__HIDDEN void weft__os_precise_timers(void);
 
 /* Wake one / every thread blocked in weft__os_wait on word. Safe to call after
  * the memory of word was freed or reused: waiters always recheck. */
-WEFT_HIDDEN void weft__os_wake_one(_Atomic uint32_t *word);
-WEFT_HIDDEN void weft__os_wake_all(_Atomic uint32_t *word);
+WEFT__HIDDEN void weft__os_wake_one(_Atomic uint32_t *word);
+WEFT__HIDDEN void weft__os_wake_all(_Atomic uint32_t *word);
 
 /* In a fork child, from pool.c's atfork handler while the child has a single
  * thread: make the seam's process-wide state usable again, whatever the
  * threads that did not survive the fork were doing with it. */
-WEFT_HIDDEN void weft__os_fork_child(void);
+WEFT__HIDDEN void weft__os_fork_child(void);
 
 /* Number of CPUs this process may run on (at least 1). */
-WEFT_HIDDEN unsigned weft__os_cpu_count(void);
+WEFT__HIDDEN unsigned weft__os_cpu_count(void);
 
 /* Name the calling thread (truncated to the OS limit); best effort. */
-WEFT_HIDDEN void weft__os_set_thread_name(const char *name);
+WEFT__HIDDEN void weft__os_set_thread_name(const char *name);
 /* Whether weft__os_set_thread_name names threads here (for the tests). */
-WEFT_HIDDEN bool weft__os_names_threads(void);
+WEFT__HIDDEN bool weft__os_names_threads(void);
 
 /* CPU time the calling thread has used, in ns; 0 where the OS keeps no
  * per-thread CPU clock. A system call on Linux (1.3 us on the 2-vCPU VM of

@@ -33,8 +33,8 @@
 #include "debug_yield.h"
 #include "latch.h"
 
-#define WEFT_PENDING_RUNNABLE 1ull
-#define WEFT_PENDING_PARKED   (1ull << 32)
+#define WEFT__PENDING_RUNNABLE 1ull
+#define WEFT__PENDING_PARKED   (1ull << 32)
 
 typedef struct weft__pending {
     _Atomic uint64_t word; /* A: parked << 32 | runnable */
@@ -58,7 +58,7 @@ static inline bool weft__pending_closed(weft__pending *p) {
 
 /* The pool holds one runnable count until weft_pool_destroy. */
 static inline void weft__pending_init(weft__pending *p) {
-    atomic_init(&p->word, WEFT_PENDING_RUNNABLE);
+    atomic_init(&p->word, WEFT__PENDING_RUNNABLE);
 }
 
 /* Add `add` to the word unless the pool is closed (runnable == 0). */
@@ -79,12 +79,12 @@ static inline bool weft__pending_add_if_open(weft__pending *p, uint64_t add) {
 
 /* Count a detached job about to be queued; false once the pool is closed. */
 static inline bool weft__pending_hold(weft__pending *p) {
-    return weft__pending_add_if_open(p, WEFT_PENDING_RUNNABLE);
+    return weft__pending_add_if_open(p, WEFT__PENDING_RUNNABLE);
 }
 
 /* Count a follow-up parked on an unset event; false once the pool is closed. */
 static inline bool weft__pending_park(weft__pending *p) {
-    return weft__pending_add_if_open(p, WEFT_PENDING_PARKED);
+    return weft__pending_add_if_open(p, WEFT__PENDING_PARKED);
 }
 
 /* n parked follow-ups of an event that is now set become runnable. Always
@@ -93,7 +93,7 @@ static inline bool weft__pending_park(weft__pending *p) {
 static inline void weft__pending_ready(weft__pending *p, uint32_t n) {
     weft__debug_yield();
     atomic_fetch_add_explicit(&p->word,
-                              (uint64_t)n * WEFT_PENDING_RUNNABLE - n * WEFT_PENDING_PARKED,
+                              (uint64_t)n * WEFT__PENDING_RUNNABLE - n * WEFT__PENDING_PARKED,
                               memory_order_seq_cst);
 }
 
@@ -101,7 +101,7 @@ static inline void weft__pending_ready(weft__pending *p, uint32_t n) {
 static inline void weft__pending_unpark(weft__pending *p, uint32_t n) {
     weft__debug_yield();
     /* Release: pairs with destroy's acquire read; the discard happened first. */
-    atomic_fetch_sub_explicit(&p->word, n * WEFT_PENDING_PARKED, memory_order_release);
+    atomic_fetch_sub_explicit(&p->word, n * WEFT__PENDING_PARKED, memory_order_release);
 }
 
 /* A runnable count ends (a detached job returned, or destroy drops the pool's
@@ -110,7 +110,8 @@ static inline void weft__pending_release(weft__pending *p) {
     /* Acq_rel: every job's writes happen-before the last decrement, which
      * publishes them to destroy through the latch's release. */
     weft__debug_yield();
-    uint64_t old = atomic_fetch_sub_explicit(&p->word, WEFT_PENDING_RUNNABLE, memory_order_acq_rel);
+    uint64_t old =
+        atomic_fetch_sub_explicit(&p->word, WEFT__PENDING_RUNNABLE, memory_order_acq_rel);
     weft__debug_yield();
     if (weft__pending_runnable(old) == 1)
         weft__latch_set(&p->drained);

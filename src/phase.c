@@ -12,7 +12,7 @@
  * hand the cores to another runtime (an OpenMP stage) right away.
  *
  * The bound: inside a phase a worker with no work at all searches for at most
- * WEFT_PHASE_RETAIN_NS = 10 ms, then sleeps anyway (it is woken like any
+ * WEFT__PHASE_RETAIN_NS = 10 ms, then sleeps anyway (it is woken like any
  * sleeper when work comes). Retaining a worker only pays while the gap it
  * bridges is short next to a wake-up: at 10 ms a futex wake-up (tens of
  * microseconds here) is under 1% of the gap, so searching longer buys nothing,

@@ -13,11 +13,11 @@
 
 /* How long a worker inside a phase keeps searching with no work at all
  * before it sleeps anyway (phase.c explains the number). */
-#define WEFT_PHASE_RETAIN_NS ((uint64_t)10 * 1000 * 1000)
+#define WEFT__PHASE_RETAIN_NS ((uint64_t)10 * 1000 * 1000)
 
 typedef struct weft__phase {
-    alignas(WEFT_CACHELINE) _Atomic uint32_t active; /* A: phases begun and not ended */
-    _Atomic uint32_t fast_once;                      /* A: the last end asked for a fast leave */
+    alignas(WEFT__CACHELINE) _Atomic uint32_t active; /* A: phases begun and not ended */
+    _Atomic uint32_t fast_once;                       /* A: the last end asked for a fast leave */
 } weft__phase;
 
 /* Any thread. Relaxed loads: hints read on every search round; a stale value
@@ -34,11 +34,11 @@ static inline bool weft__phase_fast_leave(weft__phase *p) {
 /* New work arrived: a one-time fast leave is over (oneTBB: "restored when
  * new work is submitted"). Called on the cold submission paths only. */
 static inline void weft__phase_new_work(weft__phase *p) {
-    if (WEFT_UNLIKELY(weft__phase_fast_leave(p)))
+    if (WEFT__UNLIKELY(weft__phase_fast_leave(p)))
         atomic_store_explicit(&p->fast_once, 0, memory_order_relaxed);
 }
 
 /* weft_pool_destroy: a pool destroyed inside a phase ends it (as in oneTBB). */
-WEFT_HIDDEN void weft__phase_end_all(weft__phase *p);
+WEFT__HIDDEN void weft__phase_end_all(weft__phase *p);
 
 #endif

@@ -55,7 +55,7 @@
 
 _Thread_local weft__worker *weft__tls_worker;
 
-#ifdef WEFT_TSAN
+#ifdef WEFT__TSAN
 _Atomic unsigned long weft__tsan_fence_word;
 #endif
 
@@ -100,12 +100,12 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
             weft__deque *victim = &pool->workers[v].deques[prio];
             weft__job *job;
             weft__steal_result r = weft__deque_steal(victim, &job);
-            if (r == WEFT_STEAL_OK) {
+            if (r == WEFT__STEAL_OK) {
                 *more = !weft__deque_public_empty(victim);
                 weft__stat_add(&w->stats.steals, 1);
                 return job;
             }
-            retry |= r == WEFT_STEAL_RETRY;
+            retry |= r == WEFT__STEAL_RETRY;
         }
     }
     return NULL;
@@ -135,7 +135,7 @@ static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio, 
  * work pays one load for the option, not a second steal sweep. */
 static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
     *more = false;
-    if (WEFT_UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
+    if (WEFT__UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
         weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
     /* Relaxed: see weft__pool_note_high. */
     bool high = atomic_load_explicit(&w->pool->high_pushed, memory_order_relaxed);
@@ -154,7 +154,7 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     weft__sleep *s = &w->pool->sleep;
     weft__idle idle;
     const _Atomic bool *tracing = &w->pool->trace.on;
-    weft__trace(tracing, &w->stats.trace, WEFT_TRACE_SEARCH, 0);
+    weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
     weft__sleep_start_looking(s, &idle, w->index, &w->stats);
     while (!weft__latch_probe(latch)) {
         bool more;
@@ -163,16 +163,16 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
         if (job) {
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
-            weft__trace(tracing, &w->stats.trace, WEFT_TRACE_RUN, 0);
+            weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0);
             weft__worker_call_at(w, prio, weft__job_call, job);
-            weft__trace(tracing, &w->stats.trace, WEFT_TRACE_SEARCH, 0);
+            weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
         } else {
             weft__sleep_no_work_found(s, &idle, latch);
         }
     }
     weft__sleep_stop_looking(s, &idle);
-    weft__trace(tracing, &w->stats.trace, WEFT_TRACE_RUN, 0); /* back to the waiting job */
+    weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0); /* back to the waiting job */
 }
 
 /* ---- Submitting ---------------------------------------------------------- */
@@ -245,15 +245,15 @@ static void free_job_cache(weft__worker *w) {
     w->free_count = 0;
 }
 
-enum { WEFT_START_GATED = 0, WEFT_START_GO, WEFT_START_ABORT };
+enum { WEFT__START_GATED = 0, WEFT__START_GO, WEFT__START_ABORT };
 
 /* Wait until the creator opens the start gate; false: the pool is abandoned. */
 static bool pass_start_gate(weft_pool *pool) {
     uint32_t s;
     /* Acquire: pairs with open_start_gate's release; the pool is built. */
-    while ((s = atomic_load_explicit(&pool->start, memory_order_acquire)) == WEFT_START_GATED)
-        weft__os_wait(&pool->start, WEFT_START_GATED);
-    return s == WEFT_START_GO;
+    while ((s = atomic_load_explicit(&pool->start, memory_order_acquire)) == WEFT__START_GATED)
+        weft__os_wait(&pool->start, WEFT__START_GATED);
+    return s == WEFT__START_GO;
 }
 
 static void open_start_gate(weft_pool *pool, uint32_t how) {
@@ -308,13 +308,13 @@ static int start_workers(weft_pool *pool) {
     }
     pthread_attr_destroy(&attr);
     if (err) {
-        open_start_gate(pool, WEFT_START_ABORT);
+        open_start_gate(pool, WEFT__START_ABORT);
         for (unsigned k = 0; k < i; k++)
             pthread_join(pool->workers[k].thread, NULL);
         return err == EPERM ? EAGAIN : err;
     }
     weft__count_latch_init(&pool->started, pool->threads); /* owned by this thread */
-    open_start_gate(pool, WEFT_START_GO);
+    open_start_gate(pool, WEFT__START_GO);
     weft__latch_wait(&pool->started.latch);
     return 0;
 }
@@ -322,8 +322,8 @@ static int start_workers(weft_pool *pool) {
 /* ---- Creating and freeing the pool -------------------------------------- */
 
 static void *alloc_aligned(size_t size) {
-    size = (size + WEFT_CACHELINE - 1) / WEFT_CACHELINE * WEFT_CACHELINE;
-    void *p = aligned_alloc(WEFT_CACHELINE, size);
+    size = (size + WEFT__CACHELINE - 1) / WEFT__CACHELINE * WEFT__CACHELINE;
+    void *p = aligned_alloc(WEFT__CACHELINE, size);
     if (p)
         memset(p, 0, size);
     return p;
@@ -353,7 +353,7 @@ static void pool_free(weft_pool *pool, bool stale) {
         if (stale)
             free_stale_leftovers(pool);
         for (unsigned i = 0; i < pool->threads + pool->contexts; i++) {
-            for (int p = 0; p < WEFT_PRIORITIES; p++)
+            for (int p = 0; p < WEFT__PRIORITIES; p++)
                 weft__deque_destroy(&pool->workers[i].deques[p]);
             if (i >= pool->threads)
                 free_job_cache(&pool->workers[i]); /* a context's: it has no thread */
@@ -366,7 +366,7 @@ static void pool_free(weft_pool *pool, bool stale) {
         weft__sleep_destroy(&pool->sleep);
     weft__trace_buf_free(&pool->trace.outside);
     if (!stale) {
-        for (int p = 0; p < WEFT_PRIORITIES; p++)
+        for (int p = 0; p < WEFT__PRIORITIES; p++)
             weft__injector_destroy(&pool->injectors[p]);
         pthread_mutex_destroy(&pool->trace.lock);
         pthread_mutex_destroy(&pool->trace.stop_lock);
@@ -382,7 +382,7 @@ static int init_workers(weft_pool *pool) {
         return ENOMEM;
     for (unsigned i = 0; i < slots; i++) {
         weft__worker *w = &pool->workers[i];
-        for (int p = 0; p < WEFT_PRIORITIES; p++) {
+        for (int p = 0; p < WEFT__PRIORITIES; p++) {
             if (weft__deque_init(&w->deques[p], DEQUE_CAPACITY) != 0)
                 return ENOMEM; /* pool_free: a zeroed deque is empty */
         }
@@ -428,9 +428,9 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     /* Relaxed: see weft__pool_is_stale. */
     pool->fork_generation = atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);
     atomic_init(&pool->refs, 1);
-    atomic_init(&pool->start, WEFT_START_GATED);
+    atomic_init(&pool->start, WEFT__START_GATED);
     weft__pending_init(&pool->pending);
-    for (int p = 0; p < WEFT_PRIORITIES; p++)
+    for (int p = 0; p < WEFT__PRIORITIES; p++)
         weft__injector_init(&pool->injectors[p]);
     weft__broadcasts_init(&pool->broadcasts);
     pthread_mutex_init(&pool->trace.lock, NULL);
@@ -574,9 +574,9 @@ static int drain(weft_pool *pool) {
         /* Take the pool's count back (relaxed: only the count matters). A parked
          * follow-up answers EBUSY; a runnable one (its event was set after runnable
          * reached 0, or the latch was set by an older drain) is waited for. */
-        while (word != 0 &&
-               !atomic_compare_exchange_weak_explicit(&p->word, &word, word + WEFT_PENDING_RUNNABLE,
-                                                      memory_order_relaxed, memory_order_relaxed)) {
+        while (word != 0 && !atomic_compare_exchange_weak_explicit(
+                                &p->word, &word, word + WEFT__PENDING_RUNNABLE,
+                                memory_order_relaxed, memory_order_relaxed)) {
         }
         if (word == 0)
             return 0;
@@ -717,10 +717,10 @@ int weft_thread_index(void) {
     return w ? (int)w->index : -1;
 }
 
-#define WEFT_STR2(x) #x
-#define WEFT_STR(x)  WEFT_STR2(x)
+#define WEFT__STR2(x) #x
+#define WEFT__STR(x)  WEFT__STR2(x)
 
 const char *weft_version(void) {
-    return WEFT_STR(WEFT_VERSION_MAJOR) "." WEFT_STR(WEFT_VERSION_MINOR) "." WEFT_STR(
+    return WEFT__STR(WEFT_VERSION_MAJOR) "." WEFT__STR(WEFT_VERSION_MINOR) "." WEFT__STR(
         WEFT_VERSION_PATCH);
 }

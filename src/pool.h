@@ -23,30 +23,30 @@
 
 /* Queues come in pairs indexed by priority: [WEFT_PRIORITY_NORMAL],
  * [WEFT_PRIORITY_HIGH]. */
-#define WEFT_PRIORITIES 2
+#define WEFT__PRIORITIES 2
 
 typedef struct weft__worker {
-    weft__deque deques[WEFT_PRIORITIES]; /* each on its own cache lines */
+    weft__deque deques[WEFT__PRIORITIES]; /* each on its own cache lines */
     /* Owner only. */
-    alignas(WEFT_CACHELINE) uint64_t rng; /* O: victim selection */
-    weft__heap_job *free_jobs;            /* O: recycled heap jobs */
-    uint64_t broadcast_seen;              /* O: last broadcast run (broadcast.c) */
-    weft_priority prio;                   /* O: priority of the job running now,
-                                             inherited by the jobs it forks */
-    unsigned free_count;                  /* O */
+    alignas(WEFT__CACHELINE) uint64_t rng; /* O: victim selection */
+    weft__heap_job *free_jobs;             /* O: recycled heap jobs */
+    uint64_t broadcast_seen;               /* O: last broadcast run (broadcast.c) */
+    weft_priority prio;                    /* O: priority of the job running now,
+                                              inherited by the jobs it forks */
+    unsigned free_count;                   /* O */
     /* Set before the worker starts. */
     weft_pool *pool;    /* I */
     unsigned index;     /* I: slot; contexts follow the workers */
     bool is_context;    /* I: a context (context.c), not a worker thread */
     _Atomic bool taken; /* A: contexts only: a thread holds it */
     pthread_t thread;
-    weft__latch terminate;                     /* owned by this worker; set by weft_pool_destroy */
-    alignas(WEFT_CACHELINE) weft__stats stats; /* written by this worker only */
+    weft__latch terminate;                      /* owned by this worker; set by weft_pool_destroy */
+    alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */
 } weft__worker;
 
 struct weft_pool {
     weft__sleep sleep;
-    weft__injector injectors[WEFT_PRIORITIES];
+    weft__injector injectors[WEFT__PRIORITIES];
     weft__broadcasts broadcasts;
     weft__trace_state trace;
     /* Sticky: set before the first high-priority job can reach a deque (see
@@ -55,35 +55,35 @@ struct weft_pool {
      * high-priority work does not sweep them. */
     _Atomic bool high_pushed;
     /* Detached jobs and parked follow-ups (pending.h). */
-    alignas(WEFT_CACHELINE) weft__pending pending;
+    alignas(WEFT__CACHELINE) weft__pending pending;
     _Atomic uint32_t refs; /* A: the pool is freed when it drops to 0 */
     weft__guest *guests;   /* serve.c's lock: callers of other pools waiting on us */
     /* Start-up (weft_pool_create): the workers wait at a gate until every
      * thread exists, then run on_start; the creator waits for all of them. */
-    _Atomic uint32_t start;    /* A: a WEFT_START_* value; futex word */
+    _Atomic uint32_t start;    /* A: a WEFT__START_* value; futex word */
     weft__count_latch started; /* a count per worker whose on_start has not returned */
     /* Set before the pool is published. */
-    alignas(WEFT_CACHELINE) weft__worker *workers; /* I: threads workers, then contexts */
-    unsigned threads;                              /* I */
-    unsigned contexts;                             /* I */
-    bool is_default;                               /* set under default_lock before the
-                                                      default pool is published; read
-                                                      only by weft_pool_destroy */
-    unsigned fork_generation;                      /* I: weft__fork_generation at creation */
-    weft_pool *abandoned;                          /* a fork child's list of its parents'
-                                                      default pools (pool.c) */
-    char name[16];                                 /* I: thread-name prefix */
-    void (*on_start)(unsigned worker, void *user); /* I */
-    void (*on_exit)(unsigned worker, void *user);  /* I */
-    void *user;                                    /* I */
-    size_t stack_size;                             /* I */
+    alignas(WEFT__CACHELINE) weft__worker *workers; /* I: threads workers, then contexts */
+    unsigned threads;                               /* I */
+    unsigned contexts;                              /* I */
+    bool is_default;                                /* set under default_lock before the
+                                                       default pool is published; read
+                                                       only by weft_pool_destroy */
+    unsigned fork_generation;                       /* I: weft__fork_generation at creation */
+    weft_pool *abandoned;                           /* a fork child's list of its parents'
+                                                       default pools (pool.c) */
+    char name[16];                                  /* I: thread-name prefix */
+    void (*on_start)(unsigned worker, void *user);  /* I */
+    void (*on_exit)(unsigned worker, void *user);   /* I */
+    void *user;                                     /* I */
+    size_t stack_size;                              /* I */
 };
 
 /* The worker running on this thread, or NULL outside every pool.
  * initial-exec: read on every join, so no __tls_get_addr call. It is safe for
  * a library loaded at start-up or dlopen'ed while the C library still has
  * static TLS to spare (glibc keeps some for exactly this). */
-WEFT_HIDDEN extern _Thread_local weft__worker *weft__tls_worker
+WEFT__HIDDEN extern _Thread_local weft__worker *weft__tls_worker
     __attribute__((tls_model("initial-exec")));
 
 static inline weft__worker *weft__current_worker(void) {
@@ -98,7 +98,7 @@ static inline weft__worker *weft__worker_of(weft_pool *pool) {
 
 /* How many fork() children deep this process is, counting forks made after
  * the first pool was created: bumped by pool.c's atfork child handler. */
-WEFT_HIDDEN extern _Atomic unsigned weft__fork_generation;
+WEFT__HIDDEN extern _Atomic unsigned weft__fork_generation;
 
 /* Was pool created by an ancestor of this process, before a fork()? Its
  * workers do not exist here and its locks may be held by threads that did
@@ -109,15 +109,15 @@ static inline bool weft__pool_is_stale(const weft_pool *pool) {
     /* Relaxed: the counter changes only in the atfork child handler, while
      * the child has a single thread; every thread it creates later
      * synchronises with that through pthread_create. */
-    return WEFT_UNLIKELY(pool->fork_generation !=
-                         atomic_load_explicit(&weft__fork_generation, memory_order_relaxed));
+    return WEFT__UNLIKELY(pool->fork_generation !=
+                          atomic_load_explicit(&weft__fork_generation, memory_order_relaxed));
 }
 
 /* The pool an entry point works on: pool itself, or for NULL the calling
  * thread's own pool (worker or context), else the default pool. Returns 0
  * and sets *out, or EAGAIN (the default pool cannot be created) or ECHILD
  * (pool belongs to the parent of this fork child). */
-WEFT_HIDDEN int weft__pool_lookup(weft_pool *pool, weft_pool **out);
+WEFT__HIDDEN int weft__pool_lookup(weft_pool *pool, weft_pool **out);
 
 /* weft__pool_lookup for entry points that cannot report an error: NULL for
  * either, and they fall back to running the work on the calling thread. */
@@ -126,26 +126,26 @@ static inline weft_pool *weft__pool_resolve(weft_pool *pool) {
     return weft__pool_lookup(pool, &p) == 0 ? p : NULL;
 }
 
-WEFT_HIDDEN void weft__pool_ref(weft_pool *pool);
-WEFT_HIDDEN void weft__pool_unref(weft_pool *pool);
+WEFT__HIDDEN void weft__pool_ref(weft_pool *pool);
+WEFT__HIDDEN void weft__pool_unref(weft_pool *pool);
 
 /* Run jobs of w's pool until latch is set (participating wait). */
-WEFT_HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch);
+WEFT__HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch);
 
 /* The same for a context: its own jobs only, then sleep on the latch. */
-WEFT_HIDDEN void weft__context_wait_until(weft__worker *ctx, weft__latch *latch);
+WEFT__HIDDEN void weft__context_wait_until(weft__worker *ctx, weft__latch *latch);
 
 static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) {
     if (weft__latch_probe(latch))
         return;
-    if (WEFT_UNLIKELY(w->is_context))
+    if (WEFT__UNLIKELY(w->is_context))
         weft__context_wait_until(w, latch);
     else
         weft__worker_wait_until_cold(w, latch);
 }
 
 /* Share w's private jobs and tell the sleep module (cold path of push). */
-WEFT_HIDDEN WEFT_COLD void weft__worker_offer(weft__worker *w, weft__deque *d);
+WEFT__HIDDEN WEFT__COLD void weft__worker_offer(weft__worker *w, weft__deque *d);
 
 /* Remember that a deque may from now on hold a high-priority job. */
 static inline void weft__pool_note_high(weft_pool *pool) {
@@ -164,7 +164,7 @@ static inline void weft__pool_note_high(weft_pool *pool) {
  * high submissions, so no high job reaches a deque unnoted while
  * weft__worker_push_prio stays free of the check. */
 static inline void weft__worker_set_prio(weft__worker *w, weft_priority prio) {
-    if (WEFT_UNLIKELY(prio == WEFT_PRIORITY_HIGH))
+    if (WEFT__UNLIKELY(prio == WEFT_PRIORITY_HIGH))
         weft__pool_note_high(w->pool);
     w->prio = prio;
 }
@@ -192,10 +192,10 @@ static inline void weft__worker_call_at(weft__worker *w, weft_priority prio, voi
 static inline int weft__worker_push_prio(weft__worker *w, weft__job *job, weft_priority prio) {
     weft__deque *d = &w->deques[prio];
     int err = weft__deque_push(d, job);
-    if (WEFT_LIKELY(err == 0) &&
-        WEFT_UNLIKELY(weft__sleep_wants_work(&w->pool->sleep) ||
-                      atomic_load_explicit(&d->movesplit, memory_order_relaxed) ||
-                      weft__deque_only_job(d)))
+    if (WEFT__LIKELY(err == 0) &&
+        WEFT__UNLIKELY(weft__sleep_wants_work(&w->pool->sleep) ||
+                       atomic_load_explicit(&d->movesplit, memory_order_relaxed) ||
+                       weft__deque_only_job(d)))
         weft__worker_offer(w, d);
     return err;
 }
@@ -210,7 +210,7 @@ static inline int weft__worker_push(weft__worker *w, weft__job *job) {
 static inline weft__job *weft__worker_pop_prio(weft__worker *w, weft_priority prio) {
     weft__deque *d = &w->deques[prio];
     weft__job *job = weft__deque_pop(d);
-    if (WEFT_UNLIKELY(d->unannounced != 0)) {
+    if (WEFT__UNLIKELY(d->unannounced != 0)) {
         unsigned n = d->unannounced;
         d->unannounced = 0;
         weft__sleep_new_jobs(&w->pool->sleep, n, false);
@@ -225,41 +225,41 @@ static inline weft__job *weft__worker_pop(weft__worker *w) {
 
 /* Sleep protocol's final check (after the SleepFence): is there outside work
  * this worker must not sleep on, a queued job or a broadcast it has not run? */
-WEFT_HIDDEN bool weft__pool_final_check(weft_pool *pool, unsigned index);
+WEFT__HIDDEN bool weft__pool_final_check(weft_pool *pool, unsigned index);
 
 /* Queue a job in the pool's injector of priority prio (any thread) and wake
  * a worker. */
-WEFT_HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio);
+WEFT__HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio);
 
 /* Queue a job at priority prio: on the caller's deque if it is a worker of
  * pool, else inject. 0 or ENOMEM (a full deque that cannot grow). */
-WEFT_HIDDEN int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio);
+WEFT__HIDDEN int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio);
 
 /* The same at the caller's current priority (normal outside the pool); a
  * full deque falls back to the injector, so it cannot fail. */
-WEFT_HIDDEN void weft__pool_submit(weft_pool *pool, weft__job *job);
+WEFT__HIDDEN void weft__pool_submit(weft_pool *pool, weft__job *job);
 
 /* Where a detached job goes (weft_spawn, event follow-ups): like
  * weft__pool_submit_prio, except that a context injects it, since a context
  * runs its own queue only while it waits. */
-WEFT_HIDDEN int weft__pool_submit_detached(weft_pool *pool, weft__job *job, weft_priority prio);
+WEFT__HIDDEN int weft__pool_submit_detached(weft_pool *pool, weft__job *job, weft_priority prio);
 
 /* Heap jobs from the calling worker's free list, or malloc. NULL: ENOMEM. */
-WEFT_HIDDEN weft__heap_job *weft__heap_job_alloc(void);
-WEFT_HIDDEN void weft__heap_job_free(weft__heap_job *job);
+WEFT__HIDDEN weft__heap_job *weft__heap_job_alloc(void);
+WEFT__HIDDEN void weft__heap_job_free(weft__heap_job *job);
 
 /* Make h run fn(arg), already counted in counter (a scope's) or pending (the
  * pool's) until it has run; the caller then queues it. */
-WEFT_HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter,
-                                     weft__pending *pending, weft_fn *fn, void *arg);
+WEFT__HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter,
+                                      weft__pending *pending, weft_fn *fn, void *arg);
 
 /* Queue fn(arg) as a heap job counted in counter (held by the caller) until it
  * has run. 0, or ENOMEM (nothing queued, counter unchanged). */
-WEFT_HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn,
-                                    void *arg, weft_priority prio);
+WEFT__HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn,
+                                     void *arg, weft_priority prio);
 
 /* Queue fn(arg) as a detached job of the pool, counted in its pending work.
  * 0, ENOMEM, or ESHUTDOWN (weft_pool_destroy closed the pool; nothing queued). */
-WEFT_HIDDEN int weft__spawn_detached(weft_pool *pool, weft_fn *fn, void *arg, weft_priority prio);
+WEFT__HIDDEN int weft__spawn_detached(weft_pool *pool, weft_fn *fn, void *arg, weft_priority prio);
 
 #endif

@@ -19,16 +19,16 @@ typedef struct weft__guest {
 
 /* The caller, a thread of g->from, is about to wait for work of pool; until
  * weft__serve_end, pool serves g->from, and its memory stays (a reference). */
-WEFT_HIDDEN void weft__serve_begin(weft_pool *pool, weft__guest *g);
-WEFT_HIDDEN void weft__serve_end(weft_pool *pool, weft__guest *g);
+WEFT__HIDDEN void weft__serve_begin(weft_pool *pool, weft__guest *g);
+WEFT__HIDDEN void weft__serve_end(weft_pool *pool, weft__guest *g);
 
 /* Does pool serve target, directly or through pools that serve pools that
  * serve it? Then a job of pool waiting for target could wait for itself. */
-WEFT_HIDDEN bool weft__serve_reaches(weft_pool *pool, weft_pool *target);
+WEFT__HIDDEN bool weft__serve_reaches(weft_pool *pool, weft_pool *target);
 
 /* fork(): hold the lock across it (pool.c's atfork handlers), so that the
  * child does not inherit it held by a thread that does not exist there. */
-WEFT_HIDDEN void weft__serve_fork_prepare(void);
-WEFT_HIDDEN void weft__serve_fork_release(void);
+WEFT__HIDDEN void weft__serve_fork_prepare(void);
+WEFT__HIDDEN void weft__serve_fork_release(void);
 
 #endif

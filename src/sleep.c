@@ -76,7 +76,7 @@ static void debug_point(weft__sleep *s, weft__debug_point p) {
     /* Relaxed: tests set the hook before the pool has work. */
     void (*hook)(weft__sleep *, weft__debug_point) =
         atomic_load_explicit(&weft__sleep_debug_hook, memory_order_relaxed);
-    if (WEFT_UNLIKELY(hook != NULL))
+    if (WEFT__UNLIKELY(hook != NULL))
         hook(s, p);
 }
 
@@ -92,12 +92,12 @@ static unsigned min_u(unsigned a, unsigned b) {
 int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned slots,
                      bool wake_all, bool leave_fast) {
     size_t bytes = (size_t)slots * sizeof(weft__sleep_slot);
-    s->slots = aligned_alloc(WEFT_CACHELINE, bytes);
+    s->slots = aligned_alloc(WEFT__CACHELINE, bytes);
     if (!s->slots)
         return ENOMEM;
     for (unsigned i = 0; i < slots; i++) {
         pthread_mutex_init(&s->slots[i].lock, NULL);
-        atomic_init(&s->slots[i].word, WEFT_SLOT_AWAKE);
+        atomic_init(&s->slots[i].word, WEFT__SLOT_AWAKE);
         weft__leave_init(&s->slots[i].leave);
     }
     /* JEC starts odd: no worker is sleepy yet. */
@@ -173,7 +173,7 @@ static void uncount_sleeper(weft__sleep *s, uint64_t also) {
 /* Under slot i's lock, its word ASLEEP: wake it up in the counters. */
 static void mark_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
     /* Release: pairs with the sleeper's acquire reload after its wait. */
-    atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_release);
+    atomic_store_explicit(&slot->word, WEFT__SLOT_AWAKE, memory_order_release);
     weft__debug_yield();
     if (i < s->threads)                   /* contexts are not counted (weft__sleep_owner_wait) */
         uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
@@ -196,15 +196,15 @@ static void wake_call(weft__sleep *s, weft__sleep_slot *slot, bool sampled) {
 static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     weft__sleep_slot *slot = &s->slots[i];
     weft__debug_yield();
-    if (hinted && atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_AWAKE)
+    if (hinted && atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT__SLOT_AWAKE)
         return false;
     pthread_mutex_lock(&slot->lock);
     /* Relaxed: the sleeper writes ASLEEP under this lock. */
-    bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP;
+    bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT__SLOT_ASLEEP;
     bool sampled = woke && slot->leave.sampled;
     if (woke) {
         slot->leave.woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
-        if (WEFT_UNLIKELY(atomic_load_explicit(&s->pool->trace.on, memory_order_relaxed)))
+        if (WEFT__UNLIKELY(atomic_load_explicit(&s->pool->trace.on, memory_order_relaxed)))
             slot->flow = weft__trace_wake(s->pool); /* an arrow to the sleeper */
         mark_awake(s, slot, i);
     }
@@ -220,7 +220,7 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
 static bool wake_self(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
     pthread_mutex_lock(&slot->lock);
     /* Relaxed: under the lock, like the waker's check. */
-    bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT_SLOT_ASLEEP;
+    bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT__SLOT_ASLEEP;
     if (woke)
         mark_awake(s, slot, i);
     pthread_mutex_unlock(&slot->lock);
@@ -261,7 +261,7 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
  * that we may have missed, so search once more and get sleepy again (Rayon's
  * sleep module); otherwise (we saw an injected job) search afresh. */
 static void back_out(weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch, bool spent) {
-    atomic_store_explicit(&slot->word, WEFT_SLOT_AWAKE, memory_order_relaxed);
+    atomic_store_explicit(&slot->word, WEFT__SLOT_AWAKE, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     weft__debug_yield();
     weft__latch_wake_up(latch);
@@ -313,10 +313,10 @@ static void stats_after_sleep(weft__idle *idle, uint64_t slept_at) {
 static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint64_t deadline) {
     /* Acquire: pairs with the waker's release store of AWAKE (and so makes
      * its slot->flow, written before under the lock, visible). */
-    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP) {
+    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT__SLOT_ASLEEP) {
         if (!deadline)
-            weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);
-        else if (!weft__os_wait_until(&slot->word, WEFT_SLOT_ASLEEP, deadline) &&
+            weft__os_wait(&slot->word, WEFT__SLOT_ASLEEP);
+        else if (!weft__os_wait_until(&slot->word, WEFT__SLOT_ASLEEP, deadline) &&
                  wake_self(s, slot, i))
             return true;
     }
@@ -330,12 +330,12 @@ static bool block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     slot->flow = 0;
     bool sampled = weft__leave_sample_sleep(&slot->leave); /* under the lock: wakers read it */
     /* Relaxed: under the lock; a waker reads it under the same lock. */
-    atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
+    atomic_store_explicit(&slot->word, WEFT__SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     weft__debug_yield();
     uint64_t slept_at = stats_before_sleep(idle);
     uint64_t deadline = weft__leave_wake_at(s, idle, slept_at); /* owner-only state */
-    weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
+    weft__trace(tracing, &idle->stats->trace, WEFT__TRACE_SLEEP, 0);
     uint64_t cpu = sampled ? weft__os_thread_cpu_ns() : 0;
     bool timed_out = wait_awake(s, slot, idle->index, deadline);
     if (cpu)
@@ -346,8 +346,8 @@ static bool block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
         weft__leave_record_timed_wake(&slot->leave, deadline, idle->search_ns);
     }
     if (slot->flow)
-        weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_WOKEN, slot->flow);
-    weft__trace(tracing, &idle->stats->trace, WEFT_TRACE_SEARCH, 0);
+        weft__trace(tracing, &idle->stats->trace, WEFT__TRACE_WOKEN, slot->flow);
+    weft__trace(tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
     return timed_out;
 }
 
@@ -383,21 +383,21 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
         return; /* set: the caller's loop ends */
     weft__debug_yield();
     weft__sleep_slot *slot = &s->slots[idle->index];
-    debug_point(s, WEFT_DEBUG_BEFORE_LOCK);
+    debug_point(s, WEFT__DEBUG_BEFORE_LOCK);
     pthread_mutex_lock(&slot->lock);
     if (!weft__latch_fall_asleep(latch)) {
         pthread_mutex_unlock(&slot->lock);
         return;
     }
     /* Relaxed: published to wakers by the seq-cst CAS in count_sleeper. */
-    atomic_store_explicit(&slot->word, WEFT_SLOT_DROWSY, memory_order_relaxed);
+    atomic_store_explicit(&slot->word, WEFT__SLOT_DROWSY, memory_order_relaxed);
     weft__debug_yield();
-    debug_point(s, WEFT_DEBUG_BEFORE_COUNT);
+    debug_point(s, WEFT__DEBUG_BEFORE_COUNT);
     if (!count_sleeper(s, idle)) {
         back_out(slot, idle, latch, true); /* a job was posted */
         return;
     }
-    debug_point(s, WEFT_DEBUG_BEFORE_FINAL_CHECK);
+    debug_point(s, WEFT__DEBUG_BEFORE_FINAL_CHECK);
     weft__debug_yield();
     /* SleepFence. Either the injector's PushFence comes first and the push is
      * visible to the check below, or this fence does and the poster's
@@ -410,7 +410,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
         return;
     }
     bool timed_out = block(s, slot, idle);
-    debug_point(s, WEFT_DEBUG_WOKEN);
+    debug_point(s, WEFT__DEBUG_WOKEN);
     weft__debug_yield();
     count_searching(s); /* our waker took us out of inactive (invariant 2) */
     weft__leave_record_wake(&slot->leave, idle->search_ns);
@@ -427,7 +427,7 @@ static uint64_t legacy_sleepy(unsigned index) {
     return ((uint64_t)index + 1) << 1;
 }
 
-static WEFT_COLD void legacy_tickle_cold(weft__sleep *s) {
+static WEFT__COLD void legacy_tickle_cold(weft__sleep *s) {
     uint64_t old = atomic_exchange_explicit(&s->legacy_state, 0, memory_order_seq_cst);
     weft__debug_yield();
     if (!(old & LEGACY_ASLEEP))
@@ -484,7 +484,7 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
     idle->sleepy = false;
     idle->rounds = 0;
     uint32_t epoch;
-    debug_point(s, WEFT_DEBUG_LEGACY_BEFORE_ASLEEP);
+    debug_point(s, WEFT__DEBUG_LEGACY_BEFORE_ASLEEP);
     if (!legacy_mark_asleep(s, idle->index, &epoch))
         return;
     weft__debug_yield();
@@ -497,10 +497,10 @@ static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *la
         return; /* the stale ASLEEP bit costs at most one spurious tickle */
     /* One wait, no loop (legacy Rayon): the search loop is the loop. */
     uint64_t slept_at = stats_before_sleep(idle);
-    weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT_TRACE_SLEEP, 0);
+    weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT__TRACE_SLEEP, 0);
     weft__os_wait(&s->legacy_epoch, epoch);
     stats_after_sleep(idle, slept_at);
-    weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT_TRACE_SEARCH, 0);
+    weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
 }
 
 /* Before getting sleepy: legacy Rayon's rounds, unless a phase (or its fast
@@ -585,7 +585,7 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
  * hand-over): the fence pairs with the poster's PushFence as the SleepFence
  * does, so either we see its push or it saw us gone. */
 void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
-    debug_point(s, WEFT_DEBUG_LEAVING);
+    debug_point(s, WEFT__DEBUG_LEAVING);
     if (s->wake_all) {
         weft__sleep_work_found(s, idle, false);
         return;
@@ -675,12 +675,12 @@ void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) 
         return;
     }
     /* Relaxed: under the lock; a setter that saw SLEEPING takes the lock. */
-    atomic_store_explicit(&slot->word, WEFT_SLOT_ASLEEP, memory_order_relaxed);
+    atomic_store_explicit(&slot->word, WEFT__SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     weft__debug_yield();
     /* Acquire: pairs with the waker's release store of AWAKE. */
-    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT_SLOT_ASLEEP)
-        weft__os_wait(&slot->word, WEFT_SLOT_ASLEEP);
+    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT__SLOT_ASLEEP)
+        weft__os_wait(&slot->word, WEFT__SLOT_ASLEEP);
     weft__latch_wake_up(latch);
 }
 

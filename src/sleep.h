@@ -20,10 +20,10 @@ typedef struct weft_pool weft_pool;
 
 /* A worker's sleep slot: its futex word and the lock a waker takes to be sure
  * a counted sleeper has reached the word (the sleep RFC's is_blocked mutex). */
-enum { WEFT_SLOT_AWAKE = 0, WEFT_SLOT_DROWSY, WEFT_SLOT_ASLEEP };
+enum { WEFT__SLOT_AWAKE = 0, WEFT__SLOT_DROWSY, WEFT__SLOT_ASLEEP };
 
 typedef struct weft__sleep_slot {
-    alignas(WEFT_CACHELINE) pthread_mutex_t lock;
+    alignas(WEFT__CACHELINE) pthread_mutex_t lock;
     _Atomic uint32_t word; /* A: written under lock; futex word while ASLEEP */
     weft__leave leave;     /* the worker's history for the leave policy */
     uint32_t flow;         /* L: trace flow id of the wake-up (trace.c) */
@@ -31,22 +31,22 @@ typedef struct weft__sleep_slot {
 
 typedef struct weft__sleep {
     /* Targeted protocol: JEC (bits 32-63) | inactive (16-31) | sleeping (0-15). */
-    alignas(WEFT_CACHELINE) _Atomic uint64_t counters; /* A */
+    alignas(WEFT__CACHELINE) _Atomic uint64_t counters; /* A */
     /* Wake-all protocol: sleepy worker + 1 (bits 1..) | anyone asleep (bit 0). */
-    alignas(WEFT_CACHELINE) _Atomic uint64_t legacy_state; /* A */
-    alignas(WEFT_CACHELINE) pthread_mutex_t legacy_lock;
+    alignas(WEFT__CACHELINE) _Atomic uint64_t legacy_state; /* A */
+    alignas(WEFT__CACHELINE) pthread_mutex_t legacy_lock;
     _Atomic uint32_t legacy_epoch; /* A: written under legacy_lock; futex word */
     /* Set before the pool is published. */
-    alignas(WEFT_CACHELINE) weft__sleep_slot *slots; /* I */
-    unsigned threads;                                /* I: workers (slots 0..threads-1) */
-    unsigned nslots;                                 /* I: workers + contexts */
-    bool wake_all;                                   /* I: WEFT_WAKE_ALL */
-    bool leave_fast;                                 /* I: WEFT_LEAVE_FAST */
-    unsigned cpus;                                   /* I: CPUs this process may use */
-    unsigned legacy_rounds;                          /* I: wake-all: rounds before sleepy */
-    weft_pool *pool;                                 /* I: for the final injector check */
-    weft__phase phase;                               /* parallel phases (phase.c) */
-    alignas(WEFT_CACHELINE) weft__rhythm rhythm;     /* the pool's idle periods (leave.c) */
+    alignas(WEFT__CACHELINE) weft__sleep_slot *slots; /* I */
+    unsigned threads;                                 /* I: workers (slots 0..threads-1) */
+    unsigned nslots;                                  /* I: workers + contexts */
+    bool wake_all;                                    /* I: WEFT_WAKE_ALL */
+    bool leave_fast;                                  /* I: WEFT_LEAVE_FAST */
+    unsigned cpus;                                    /* I: CPUs this process may use */
+    unsigned legacy_rounds;                           /* I: wake-all: rounds before sleepy */
+    weft_pool *pool;                                  /* I: for the final injector check */
+    weft__phase phase;                                /* parallel phases (phase.c) */
+    alignas(WEFT__CACHELINE) weft__rhythm rhythm;     /* the pool's idle periods (leave.c) */
     _Atomic uint64_t wake_call_cpu_ns; /* running median of a waker's CPU across a sampled
                                           wake call; 0: none measured (leave.c) */
 } weft__sleep;
@@ -64,27 +64,27 @@ struct weft__idle {
     uint64_t idle_ns;   /* this idle period's first fruitless search; 0: none */
 };
 
-WEFT_HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned slots,
-                                 bool wake_all, bool leave_fast);
-WEFT_HIDDEN void weft__sleep_destroy(weft__sleep *s);
+WEFT__HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned slots,
+                                  bool wake_all, bool leave_fast);
+WEFT__HIDDEN void weft__sleep_destroy(weft__sleep *s);
 /* weft__sleep_destroy in a fork child, for a parent's pool: frees the memory
  * without destroying the slots' locks, which threads that did not survive
  * the fork may have held. */
-WEFT_HIDDEN void weft__sleep_abandon(weft__sleep *s);
+WEFT__HIDDEN void weft__sleep_abandon(weft__sleep *s);
 
 /* A worker starts / stops searching for work. `more`: the place it took its
  * job from still had work, so another idle thread is worth having. */
-WEFT_HIDDEN void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
-                                           weft__stats *stats);
-WEFT_HIDDEN void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more);
+WEFT__HIDDEN void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
+                                            weft__stats *stats);
+WEFT__HIDDEN void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more);
 
 /* The search loop ends because its latch is set (not because work was
  * found); hands over to a sleeper if it was the last searcher (see sleep.c). */
-WEFT_HIDDEN void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle);
+WEFT__HIDDEN void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle);
 
 /* A search found nothing: search again, get sleepy, or sleep until woken
  * (new work, or latch set). Returns when the caller should search again. */
-WEFT_HIDDEN void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch);
+WEFT__HIDDEN void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch);
 
 /* The targeted protocol's counter word (JEC bits 32-63, inactive 16-31,
  * sleeping 0-15), decoded: every reader goes through these, and sleep.c's
@@ -114,8 +114,8 @@ static inline uint64_t weft__counters_with_jec(uint64_t c, uint32_t jec) {
 /* n jobs were pushed on a worker's deque (and shared): update the JEC and
  * wake sleepers if too few workers search. No fence: a missed wake-up here
  * costs parallelism, never progress, since the pusher runs its own deque. */
-WEFT_HIDDEN WEFT_COLD void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned n,
-                                                     bool queue_was_empty);
+WEFT__HIDDEN WEFT__COLD void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned n,
+                                                       bool queue_was_empty);
 
 /* new_jobs_cold's early exit, inline: nobody sleepy (odd JEC) and nobody
  * asleep means nobody to warn or wake. */
@@ -142,33 +142,33 @@ static inline bool weft__sleep_wants_work(weft__sleep *s) {
 }
 
 /* n jobs were pushed into the injector (includes the PushFence). */
-WEFT_HIDDEN void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
+WEFT__HIDDEN void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
 
 /* A context (slot index >= threads) sleeps until its latch is set. */
-WEFT_HIDDEN void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch);
+WEFT__HIDDEN void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch);
 
 /* Wake every sleeping worker (a phase's warm-up). */
-WEFT_HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);
+WEFT__HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);
 
 /* A latch owned by worker `owner` was set; `was_sleeping`: its owner had
  * marked it SLEEPING. */
-WEFT_HIDDEN void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping);
+WEFT__HIDDEN void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping);
 
 /* Test hooks. weft__sleep_debug_hook, when set, is called on the sleeping
  * worker's thread at these points of the (cold) falling-asleep path, so tests
  * can inject interleavings or random yields there (liburcu's debug-yield). */
 typedef enum {
-    WEFT_DEBUG_BEFORE_LOCK,  /* targeted: sleepy, searched once more, about to lock its slot */
-    WEFT_DEBUG_BEFORE_COUNT, /* targeted: sleepy, about to check the JEC and count */
-    WEFT_DEBUG_BEFORE_FINAL_CHECK,   /* targeted: counted, before the SleepFence */
-    WEFT_DEBUG_LEGACY_BEFORE_ASLEEP, /* wake-all: sleepy, about to mark itself asleep */
-    WEFT_DEBUG_WOKEN,                /* targeted: woken, before it counts itself searching */
-    WEFT_DEBUG_LEAVING,              /* its latch is set: about to stop searching */
+    WEFT__DEBUG_BEFORE_LOCK,  /* targeted: sleepy, searched once more, about to lock its slot */
+    WEFT__DEBUG_BEFORE_COUNT, /* targeted: sleepy, about to check the JEC and count */
+    WEFT__DEBUG_BEFORE_FINAL_CHECK,   /* targeted: counted, before the SleepFence */
+    WEFT__DEBUG_LEGACY_BEFORE_ASLEEP, /* wake-all: sleepy, about to mark itself asleep */
+    WEFT__DEBUG_WOKEN,                /* targeted: woken, before it counts itself searching */
+    WEFT__DEBUG_LEAVING,              /* its latch is set: about to stop searching */
 } weft__debug_point;
-WEFT_HIDDEN extern void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
+WEFT__HIDDEN extern void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
 
 /* Test hook: force the jobs event counter (to test wrap-around). */
-WEFT_HIDDEN void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec);
-WEFT_HIDDEN uint64_t weft__sleep_debug_counters(weft__sleep *s);
+WEFT__HIDDEN void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec);
+WEFT__HIDDEN uint64_t weft__sleep_debug_counters(weft__sleep *s);
 
 #endif

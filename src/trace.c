@@ -58,10 +58,10 @@ uint32_t weft__trace_wake(weft_pool *pool) {
     uint32_t flow = atomic_fetch_add_explicit(&pool->trace.flow, 1, memory_order_relaxed) + 1;
     weft__worker *w = weft__worker_of(pool);
     if (w && !w->is_context) {
-        weft__trace_append(&w->stats.trace, WEFT_TRACE_WAKE, flow);
+        weft__trace_append(&w->stats.trace, WEFT__TRACE_WAKE, flow);
     } else {
         pthread_mutex_lock(&pool->trace.lock);
-        weft__trace_append(&pool->trace.outside, WEFT_TRACE_WAKE, flow);
+        weft__trace_append(&pool->trace.outside, WEFT__TRACE_WAKE, flow);
         pthread_mutex_unlock(&pool->trace.lock);
     }
     return flow;
@@ -70,13 +70,13 @@ uint32_t weft__trace_wake(weft_pool *pool) {
 /* ---- Writing the JSON ---------------------------------------------------- */
 
 static const char *state_name(uint32_t kind) {
-    return kind == WEFT_TRACE_RUN      ? "running"
-           : kind == WEFT_TRACE_SEARCH ? "searching"
-                                       : "sleeping";
+    return kind == WEFT__TRACE_RUN      ? "running"
+           : kind == WEFT__TRACE_SEARCH ? "searching"
+                                        : "sleeping";
 }
 
 static void write_flow(FILE *f, const weft__trace_event *e, unsigned tid, uint64_t t0) {
-    bool start = e->kind == WEFT_TRACE_WAKE;
+    bool start = e->kind == WEFT__TRACE_WAKE;
     fprintf(f,
             ",\n{\"name\":\"wake\",\"cat\":\"wake\",\"ph\":\"%s\",%s\"id\":%u,\"ts\":%.3f,"
             "\"pid\":1,\"tid\":%u}",
@@ -94,7 +94,7 @@ static void write_track(FILE *f, const weft__trace_buf *b, unsigned tid, uint64_
     const weft__trace_event *open = NULL;
     for (size_t i = 0; i < b->n; i++) {
         const weft__trace_event *e = &b->ev[i];
-        if (e->kind == WEFT_TRACE_WAKE || e->kind == WEFT_TRACE_WOKEN) {
+        if (e->kind == WEFT__TRACE_WAKE || e->kind == WEFT__TRACE_WOKEN) {
             if (tid == OUTSIDE_TID) /* a flow needs a slice to start from */
                 fprintf(f,
                         ",\n{\"name\":\"submit\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":1,"

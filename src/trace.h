@@ -14,11 +14,11 @@
 #include "atomics.h"
 
 typedef enum {
-    WEFT_TRACE_SEARCH, /* the worker starts searching for work */
-    WEFT_TRACE_RUN,    /* ...running jobs */
-    WEFT_TRACE_SLEEP,  /* ...sleeping */
-    WEFT_TRACE_WAKE,   /* it woke another thread (arg: flow id) */
-    WEFT_TRACE_WOKEN,  /* it was woken (arg: flow id) */
+    WEFT__TRACE_SEARCH, /* the worker starts searching for work */
+    WEFT__TRACE_RUN,    /* ...running jobs */
+    WEFT__TRACE_SLEEP,  /* ...sleeping */
+    WEFT__TRACE_WAKE,   /* it woke another thread (arg: flow id) */
+    WEFT__TRACE_WOKEN,  /* it was woken (arg: flow id) */
 } weft__trace_kind;
 
 typedef struct weft__trace_event {
@@ -49,21 +49,21 @@ typedef struct weft__trace_state {
 typedef struct weft_pool weft_pool;
 
 /* A thread woke a worker of pool: record the flow's start, return its id. */
-WEFT_HIDDEN uint32_t weft__trace_wake(weft_pool *pool);
+WEFT__HIDDEN uint32_t weft__trace_wake(weft_pool *pool);
 /* At pool creation: start tracing if WEFT_TRACE says so. */
-WEFT_HIDDEN void weft__trace_from_env(weft_pool *pool);
+WEFT__HIDDEN void weft__trace_from_env(weft_pool *pool);
 /* In a fork child (pool.c's atfork handler): WEFT_TRACE files get names of
  * their own, so that the child does not overwrite its parent's. */
-WEFT_HIDDEN void weft__trace_fork_child(void);
+WEFT__HIDDEN void weft__trace_fork_child(void);
 
-WEFT_HIDDEN void weft__trace_append(weft__trace_buf *b, weft__trace_kind kind, uint32_t arg);
-WEFT_HIDDEN void weft__trace_buf_free(weft__trace_buf *b);
+WEFT__HIDDEN void weft__trace_append(weft__trace_buf *b, weft__trace_kind kind, uint32_t arg);
+WEFT__HIDDEN void weft__trace_buf_free(weft__trace_buf *b);
 
 /* Record an event if tracing is on. Relaxed: a flag that turns recording on
  * and off; the buffers are handed over on their owners' threads (trace.c). */
 static inline void weft__trace(const _Atomic bool *on, weft__trace_buf *b, weft__trace_kind kind,
                                uint32_t arg) {
-    if (WEFT_UNLIKELY(atomic_load_explicit(on, memory_order_relaxed)))
+    if (WEFT__UNLIKELY(atomic_load_explicit(on, memory_order_relaxed)))
         weft__trace_append(b, kind, arg);
 }
 

@@ -51,7 +51,7 @@ static inline void check_register(const char *name, void (*fn)(void)) {
  * the random-yield build, where a quarter of the protocol steps yield or spin
  * (make test-yield runs each case once per seed instead). */
 static inline long scaled(long n) {
-#if defined(WEFT_TSAN)
+#if defined(WEFT__TSAN)
     return n / 8 > 0 ? n / 8 : 1;
 #elif defined(__SANITIZE_ADDRESS__) || defined(WEFT_DEBUG_YIELD)
     return n / 4 > 0 ? n / 4 : 1;

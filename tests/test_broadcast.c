@@ -119,7 +119,7 @@ static void *late_broadcaster(void *arg) {
 }
 
 static void broadcast_before_lock(weft__sleep *s, weft__debug_point p) {
-    if (p != WEFT_DEBUG_BEFORE_LOCK || !atomic_exchange(&race_armed, 0))
+    if (p != WEFT__DEBUG_BEFORE_LOCK || !atomic_exchange(&race_armed, 0))
         return;
     uint64_t seq = atomic_load(&s->pool->broadcasts.seq);
     pthread_create(&race_thread, NULL, late_broadcaster, s->pool);

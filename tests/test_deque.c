@@ -33,12 +33,12 @@ TEST(lifo_for_owner_fifo_for_thieves) {
     fill(&d, 4, it, 3);
     weft__job *j = NULL;
     weft__deque_share(&d);
-    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_OK);
     CHECK(j == &it[0].job);                   /* thieves take the oldest */
     CHECK(weft__deque_pop(&d) == &it[2].job); /* the owner the newest */
     CHECK(weft__deque_pop(&d) == &it[1].job);
     CHECK(weft__deque_pop(&d) == NULL);
-    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_EMPTY);
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_EMPTY);
     CHECK(weft__deque_public_empty(&d));
     weft__deque_destroy(&d);
 }
@@ -49,15 +49,15 @@ TEST(private_jobs_wait_until_shared) {
     fill(&d, 4, it, 3);
     weft__job *j = NULL;
     CHECK(weft__deque_has_private(&d));
-    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_EMPTY); /* private: invisible */
-    CHECK_EQ(atomic_load(&d.movesplit), 1);                /* ...so the thief asks */
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_EMPTY); /* private: invisible */
+    CHECK_EQ(atomic_load(&d.movesplit), 1);                 /* ...so the thief asks */
     /* The owner's next pop honours the request: all but its own job go public. */
     CHECK(weft__deque_pop(&d) == &it[2].job);
     CHECK_EQ(atomic_load(&d.movesplit), 0);
     CHECK(!weft__deque_has_private(&d));
-    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_OK);
     CHECK(j == &it[0].job);
-    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_OK);
     CHECK(j == &it[1].job);
     drained(&d);
 }
@@ -72,7 +72,7 @@ TEST(pop_takes_back_public_jobs) {
         CHECK(weft__deque_pop(&d) == &it[i].job);
     CHECK(weft__deque_pop(&d) == NULL);
     weft__job *j;
-    CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_EMPTY);
+    CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_EMPTY);
     weft__deque_destroy(&d);
 }
 
@@ -87,7 +87,7 @@ TEST(grows_and_keeps_order) {
         if (i % 3 == 0) { /* move top so the live window wraps around the buffer */
             weft__deque_share(&d);
             weft__job *j;
-            CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+            CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_OK);
             CHECK(j == &it[stolen++].job);
         }
     }
@@ -108,7 +108,7 @@ TEST(indices_wrap_around_32_bits) {
     weft__deque_share(&d);
     weft__job *j;
     for (int i = 0; i < 50; i++) {
-        CHECK_EQ(weft__deque_steal(&d, &j), WEFT_STEAL_OK);
+        CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_OK);
         CHECK(j == &it[i].job);
     }
     for (int i = 99; i >= 50; i--)
@@ -156,9 +156,9 @@ static void *thief(void *arg) {
     for (;;) {
         weft__job *j;
         weft__steal_result r = weft__deque_steal(&t->d, &j);
-        if (r == WEFT_STEAL_OK)
+        if (r == WEFT__STEAL_OK)
             take(t, j);
-        else if (r == WEFT_STEAL_EMPTY && atomic_load(&t->done))
+        else if (r == WEFT__STEAL_EMPTY && atomic_load(&t->done))
             return NULL;
     }
 }

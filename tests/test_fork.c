@@ -20,7 +20,7 @@
 #include "pool.h"
 #include "weft.h"
 
-#ifdef WEFT_TSAN
+#ifdef WEFT__TSAN
 /* TSan kills a child of a multi-threaded process that starts threads (its
  * die_after_fork), and a child that starts threads (its fresh default pool) is
  * what these tests are about. Set here rather than through ctest's

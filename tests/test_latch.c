@@ -16,10 +16,10 @@ TEST(appendix_a_transitions) {
     CHECK(weft__latch_get_sleepy(&l));  /* UNSET -> SLEEPY */
     CHECK(weft__latch_fall_asleep(&l)); /* SLEEPY -> SLEEPING */
     weft__latch_wake_up(&l);            /* SLEEPING -> UNSET */
-    CHECK_EQ(atomic_load(&l.state), WEFT_LATCH_UNSET);
+    CHECK_EQ(atomic_load(&l.state), WEFT__LATCH_UNSET);
     CHECK(weft__latch_get_sleepy(&l));
-    atomic_store(&l.state, WEFT_LATCH_SET); /* set while sleepy */
-    CHECK(!weft__latch_fall_asleep(&l));    /* so the owner must not sleep */
+    atomic_store(&l.state, WEFT__LATCH_SET); /* set while sleepy */
+    CHECK(!weft__latch_fall_asleep(&l));     /* so the owner must not sleep */
     CHECK(!weft__latch_get_sleepy(&l));
     weft__latch_wake_up(&l); /* never unsets a set latch */
     CHECK(weft__latch_probe(&l));
@@ -44,7 +44,7 @@ TEST(outside_owner_blocks_until_set) {
     for (long i = 0; i < scaled(2000); i++) {
         weft__latch l;
         weft__latch_init(&l); /* this thread is outside: it owns it */
-        CHECK_EQ(l.owner, WEFT_LATCH_OUTSIDE);
+        CHECK_EQ(l.owner, WEFT__LATCH_OUTSIDE);
         setter_arg a = {.latch = &l, .delay_us = i % 7 == 0 ? 0 : i % 50};
         pthread_t t;
         pthread_create(&t, NULL, setter, &a);
@@ -100,7 +100,7 @@ static void owner_job(void *p) {
     owner_arg *o = p;
     weft__latch l;
     weft__latch_init(&l);
-    CHECK(l.owner != WEFT_LATCH_OUTSIDE);
+    CHECK(l.owner != WEFT__LATCH_OUTSIDE);
     setter_arg a = {.latch = &l, .delay_us = o->delay_us};
     pthread_t t;
     pthread_create(&t, NULL, setter, &a);

@@ -27,7 +27,7 @@ static weft_pool *make_pool(unsigned threads, weft_wake wake, weft_leave leave) 
  * where a job posted now is theirs to take. */
 static bool all_blocked(weft_pool *pool) {
     for (unsigned i = 0; i < pool->threads; i++)
-        if (atomic_load(&pool->sleep.slots[i].word) != WEFT_SLOT_ASLEEP)
+        if (atomic_load(&pool->sleep.slots[i].word) != WEFT__SLOT_ASLEEP)
             return false;
     return true;
 }
@@ -129,7 +129,7 @@ static void hook_job_execute(weft__job *job) {
 }
 
 static void inject_and_wrap(weft__sleep *s, weft__debug_point p) {
-    if (p != WEFT_DEBUG_BEFORE_COUNT || !atomic_exchange(&hook_armed, 0))
+    if (p != WEFT__DEBUG_BEFORE_COUNT || !atomic_exchange(&hook_armed, 0))
         return;
     uint32_t jec = weft__counters_jec(weft__sleep_debug_counters(s));
     hook_job.execute = hook_job_execute;
@@ -139,7 +139,7 @@ static void inject_and_wrap(weft__sleep *s, weft__debug_point p) {
 }
 
 static void missed_tickle(weft__sleep *s, weft__debug_point p) {
-    if (p != WEFT_DEBUG_LEGACY_BEFORE_ASLEEP || !atomic_exchange(&hook_armed, 0))
+    if (p != WEFT__DEBUG_LEGACY_BEFORE_ASLEEP || !atomic_exchange(&hook_armed, 0))
         return;
     /* The poster's tickle read the state before we got sleepy, and its push
      * was not yet visible to our last search: queue it without a tickle. */
@@ -181,7 +181,7 @@ static _Atomic int slow_armed, second_ran;
 
 static void slow_to_run(weft__sleep *s, weft__debug_point p) {
     (void)s;
-    if (p != WEFT_DEBUG_WOKEN || !atomic_exchange(&slow_armed, 0))
+    if (p != WEFT__DEBUG_WOKEN || !atomic_exchange(&slow_armed, 0))
         return;
     wait_flag(&second_ran);
 }
@@ -222,7 +222,7 @@ static void leave_job_execute(weft__job *job) {
 }
 
 static void post_while_leaving(weft__sleep *s, weft__debug_point p) {
-    if (p != WEFT_DEBUG_LEAVING || !atomic_exchange(&leave_armed, 0))
+    if (p != WEFT__DEBUG_LEAVING || !atomic_exchange(&leave_armed, 0))
         return;
     leave_job.execute = leave_job_execute;
     weft__pool_inject(s->pool, &leave_job, WEFT_PRIORITY_NORMAL); /* sees us idle */
@@ -458,7 +458,7 @@ TEST(predicted_work_overrides_the_searcher_cap) {
 /* The pool has seen quiet periods of gap +- dev ns between busy periods that
  * engage both its workers; it went quiet at t0. */
 static void learnt_rhythm(weft__sleep *s, uint64_t t0, uint64_t gap, uint64_t dev) {
-    atomic_store(&s->rhythm.width, 2 * WEFT_RHYTHM_WIDTH_ONE);
+    atomic_store(&s->rhythm.width, 2 * WEFT__RHYTHM_WIDTH_ONE);
     atomic_store(&s->rhythm.gaps, 4);
     atomic_store(&s->rhythm.gap_ns, gap);
     atomic_store(&s->rhythm.gap_dev_ns, dev);
@@ -535,11 +535,11 @@ TEST(narrow_rhythm_is_not_followed) {
     uint64_t t0 = idle.idle_ns;
     atomic_store(&s.counters, ((uint64_t)1 << 32) | (uint64_t)2 << 16); /* 2 search, cap 1 */
     pool_rhythm(&s, t0);
-    atomic_store(&s.rhythm.width, WEFT_RHYTHM_WIDTH_ONE);
+    atomic_store(&s.rhythm.width, WEFT__RHYTHM_WIDTH_ONE);
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 50000));  /* the quiet period */
     CHECK(!weft__leave_keep_searching(&s, &idle, t0 + 200000)); /* its window */
     CHECK_EQ(weft__leave_wake_at(&s, &idle, t0 + 1000), 0);
-    atomic_store(&s.rhythm.width, 2 * WEFT_RHYTHM_WIDTH_ONE);
+    atomic_store(&s.rhythm.width, 2 * WEFT__RHYTHM_WIDTH_ONE);
     s.cpus = 2; /* a CPU for each */
     CHECK(weft__leave_wake_at(&s, &idle, t0 + 1000) > t0 + 1000);
     CHECK(weft__leave_keep_searching(&s, &idle, t0 + 200000)); /* its window */
@@ -558,7 +558,7 @@ TEST(pool_rhythm_learns_its_width) {
         weft__leave_pool_busy(&s);
         weft__leave_pool_quiet(&s);
     }
-    CHECK_EQ(atomic_load(&s.rhythm.width), WEFT_RHYTHM_WIDTH_ONE); /* one job at a time */
+    CHECK_EQ(atomic_load(&s.rhythm.width), WEFT__RHYTHM_WIDTH_ONE); /* one job at a time */
     CHECK_EQ(weft__leave_pool_width(&s), 1);
     for (int i = 0; i < 40; i++) {
         for (int j = 0; j < 5; j++)
@@ -566,7 +566,7 @@ TEST(pool_rhythm_learns_its_width) {
         weft__leave_pool_quiet(&s);
     }
     CHECK_EQ(weft__leave_pool_width(&s), 2);
-    CHECK(atomic_load(&s.rhythm.width) > 3 * WEFT_RHYTHM_WIDTH_ONE / 2);
+    CHECK(atomic_load(&s.rhythm.width) > 3 * WEFT__RHYTHM_WIDTH_ONE / 2);
     weft__sleep_destroy(&s);
 }
 

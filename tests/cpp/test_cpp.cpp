@@ -24,7 +24,7 @@
  * clang's TSan, whose runtime defines operator new and delete itself. */
 static std::atomic<long> allocations{0};
 
-#if defined(WEFT_TSAN)
+#if defined(WEFT__TSAN)
 #define COUNTS_ALLOCATIONS 0
 #else
 #define COUNTS_ALLOCATIONS 1
