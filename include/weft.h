@@ -151,7 +151,7 @@ WEFT_API void weft_phase_end(weft_pool *pool, bool fast_leave);
 /* The default worker stack: 16 MiB of address space (only touched pages
  * cost memory). A worker that waits for a stolen job runs other jobs on top of
  * its stack, so nesting depth adds up. Measured with a one-line recursive
- * join (tests/test_api.c's nest): 16 MiB holds 80,000 nested weft_join frames
+ * join (tests/test_join.c's nest): 16 MiB holds 80,000 nested weft_join frames
  * built with gcc 12 -O2 (90,000 overflow) and 30,000 under AddressSanitizer
  * (40,000 overflow). Deeper recursion needs a larger stack_size. */
 #define WEFT_STACK_SIZE_DEFAULT ((size_t)16 << 20)

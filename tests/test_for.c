@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* weft_for: each index exactly once, and the same pieces for a given grain
+ * on every run and thread count. */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "visits.h"
+#include "weft.h"
+
+static weft_pool *make_pool(unsigned threads) {
+    weft_config c = {.threads = threads};
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &c), 0);
+    return pool;
+}
+
+static void check_for(weft_pool *pool, size_t begin, size_t end, size_t grain) {
+    size_t n = end - begin;
+    visits v = {.base = begin, .grain = grain, .total = n};
+    v.hits = calloc(n ? n : 1, 1);
+    weft_for(pool, begin, end, grain, visit, &v);
+    for (size_t i = 0; i < n; i++)
+        CHECK_EQ(v.hits[i], 1);
+    CHECK_EQ(v.short_pieces, 0);
+    free((void *)v.hits);
+}
+
+TEST(for_visits_each_index_once) {
+    weft_pool *pool = make_pool(3);
+    size_t grains[] = {0, 1, 7, 1000};
+    for (int g = 0; g < 4; g++) {
+        check_for(pool, 0, 1, grains[g]);
+        check_for(pool, 5, 5 + 999, grains[g]);
+        check_for(pool, 1000, 1000 + (size_t)scaled(300000), grains[g]);
+    }
+    visits v = {0};
+    weft_for(pool, 10, 10, 0, visit, &v); /* empty: body never called */
+    weft_for(pool, 10, 3, 0, visit, &v);
+    CHECK_EQ(v.pieces, 0);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* grain > 0 gives the same pieces on every run and thread count. */
+static void record_piece(size_t begin, size_t end, void *arg) {
+    _Atomic size_t *ends = arg;
+    atomic_store(&ends[begin], end);
+}
+
+TEST(for_with_grain_splits_the_same_way) {
+    enum { N = 10007, GRAIN = 37 };
+    static _Atomic size_t first[N], again[N];
+    weft_pool *p1 = make_pool(1), *p4 = make_pool(4);
+    weft_for(p1, 0, N, GRAIN, record_piece, first);
+    weft_for(p4, 0, N, GRAIN, record_piece, again);
+    size_t pieces = 0;
+    for (size_t i = 0; i < N; i++) {
+        CHECK_EQ(first[i], again[i]);
+        if (first[i]) {
+            CHECK(first[i] - i >= GRAIN && first[i] - i < 2 * GRAIN);
+            pieces++;
+        }
+    }
+    CHECK(pieces > 100);
+    CHECK_EQ(weft_pool_destroy(p1), 0);
+    CHECK_EQ(weft_pool_destroy(p4), 0);
+}
