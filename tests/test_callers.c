@@ -6,20 +6,10 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "pools.h"
 #include "jobs.h"
 #include "visits.h"
 #include "weft.h"
-
-static weft_pool *make_pool(unsigned threads) {
-    weft_config c = {.threads = threads};
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &c), 0);
-    return pool;
-}
-
-static void nothing(void *arg) {
-    (void)arg;
-}
 
 static void on_worker(void *arg) {
     *(int *)arg = weft_thread_index();

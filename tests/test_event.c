@@ -9,13 +9,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "pools.h"
 #include "weft.h"
-
-static weft_pool *make_pool(unsigned threads) {
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads}), 0);
-    return pool;
-}
 
 static _Atomic int counter;
 

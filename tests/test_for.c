@@ -6,15 +6,9 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "pools.h"
 #include "visits.h"
 #include "weft.h"
-
-static weft_pool *make_pool(unsigned threads) {
-    weft_config c = {.threads = threads};
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &c), 0);
-    return pool;
-}
 
 static void check_for(weft_pool *pool, size_t begin, size_t end, size_t grain) {
     size_t n = end - begin;

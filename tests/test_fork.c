@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "pools.h"
 #include "jobs.h"
 #include "pool.h"
 #include "weft.h"
@@ -76,10 +77,6 @@ static void check_fresh_default_pool(weft_pool *old) {
         CHECK_EQ(weft_spawn(old, count_child_job, NULL), ECHILD);
         CHECK_EQ(weft_pool_destroy(old), EINVAL);
     }
-}
-
-static void nothing(void *arg) {
-    (void)arg;
 }
 
 TEST(idle_default_pool) {

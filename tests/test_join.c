@@ -4,20 +4,10 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "pools.h"
 #include "failmalloc.h"
 #include "jobs.h"
 #include "weft.h"
-
-static weft_pool *make_pool(unsigned threads) {
-    weft_config c = {.threads = threads};
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &c), 0);
-    return pool;
-}
-
-static void nothing(void *arg) {
-    (void)arg;
-}
 
 typedef struct deep {
     long depth;

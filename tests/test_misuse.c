@@ -17,15 +17,10 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "pools.h"
 #include "child.h"
 #include "jobs.h"
 #include "weft.h"
-
-static weft_pool *make_pool(unsigned threads) {
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads}), 0);
-    return pool;
-}
 
 /* The pool still runs fork-join work. */
 static void check_pool_works(weft_pool *pool) {

@@ -34,6 +34,10 @@ static double cpu_seconds(void) {
            1e-6 * (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
 }
 
+static void nothing(void *arg) {
+    (void)arg;
+}
+
 static weft_pool *make_pool(unsigned threads, weft_leave leave) {
     weft_pool *pool;
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads, .leave = leave}), 0);
@@ -99,10 +103,6 @@ TEST(concurrent_begins_and_ends_balance) {
         pthread_join(t[i], NULL);
     CHECK_EQ(atomic_load(&pool->sleep.phase.active), 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
-}
-
-static void nothing(void *arg) {
-    (void)arg;
 }
 
 /* Inside a phase idle workers burn CPU; after the last end with fast_leave

@@ -7,28 +7,18 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "pools.h"
 #include "child.h"
 #include "failmalloc.h"
 #include "jobs.h"
 #include "os.h"
 #include "weft.h"
 
-static weft_pool *make_pool(unsigned threads) {
-    weft_config c = {.threads = threads};
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &c), 0);
-    return pool;
-}
-
 TEST(version_matches_header) {
     char buf[32];
     snprintf(buf, sizeof buf, "%d.%d.%d", WEFT_VERSION_MAJOR, WEFT_VERSION_MINOR,
              WEFT_VERSION_PATCH);
     CHECK(strcmp(weft_version(), buf) == 0);
-}
-
-static void nothing(void *arg) {
-    (void)arg;
 }
 
 TEST(bad_input_gets_einval) {

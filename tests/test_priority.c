@@ -6,14 +6,9 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "pools.h"
 #include "pool.h"
 #include "weft.h"
-
-static weft_pool *make_pool(unsigned threads) {
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads}), 0);
-    return pool;
-}
 
 static _Atomic int gate;
 static _Atomic int order[64];

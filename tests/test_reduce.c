@@ -7,15 +7,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "pools.h"
 #include "jobs.h"
 #include "failmalloc.h"
 #include "weft.h"
-
-static weft_pool *make_pool(unsigned threads) {
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads}), 0);
-    return pool;
-}
 
 /* ---- sum of i ---------------------------------------------------------------- */
 

@@ -5,15 +5,9 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "pools.h"
 #include "failmalloc.h"
 #include "weft.h"
-
-static weft_pool *make_pool(unsigned threads) {
-    weft_config c = {.threads = threads};
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &c), 0);
-    return pool;
-}
 
 static _Atomic long counted;
 

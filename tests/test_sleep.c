@@ -15,6 +15,10 @@
 static const weft_wake wakes[] = {WEFT_WAKE_TARGETED, WEFT_WAKE_ALL};
 static const weft_leave leaves[] = {WEFT_LEAVE_AUTOMATIC, WEFT_LEAVE_FAST};
 
+static void nothing(void *arg) {
+    (void)arg;
+}
+
 static weft_pool *make_pool(unsigned threads, weft_wake wake, weft_leave leave) {
     weft_config c = {.threads = threads, .wake = wake, .leave = leave};
     weft_pool *pool;
@@ -76,10 +80,6 @@ TEST(all_asleep_then_external_job) {
             }
             CHECK_EQ(weft_pool_destroy(pool), 0);
         }
-}
-
-static void nothing(void *arg) {
-    (void)arg;
 }
 
 /* Outside submissions with gaps of 0-60 us land while workers are searching,

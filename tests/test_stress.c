@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "check.h"
+#include "pools.h"
 #include "jobs.h"
 #include "pool.h"
 #include "weft.h"
@@ -49,10 +50,6 @@ static void mixed_round(weft_pool *pool) {
     atomic_store(&spawned_ran, 0);
     weft_scope_run(pool, spawn_many, &jobs);
     CHECK_EQ(atomic_load(&spawned_ran), jobs);
-}
-
-static void nothing(void *arg) {
-    (void)arg;
 }
 
 static void sporadic(weft_pool *pool) {

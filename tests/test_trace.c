@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "pools.h"
 #include "child.h"
 #include "jobs.h"
 #include "weft.h"
@@ -15,10 +16,6 @@
 #ifndef WEFT_SOURCE_DIR
 #error "the build passes the source directory, for tools/check_trace.py"
 #endif
-
-static void nothing(void *arg) {
-    (void)arg;
-}
 
 static void check_file(const char *path, unsigned workers) {
     char cmd[1024];

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* What most tests start from: a pool of some workers, and a job that does
+ * nothing. */
+#ifndef WEFT_TEST_POOLS_H
+#define WEFT_TEST_POOLS_H
+
+#include "check.h"
+#include "weft.h"
+
+/* A pool of `threads` workers, every other setting the default; the test
+ * fails if it cannot be created. */
+static inline weft_pool *make_pool(unsigned threads) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads}), 0);
+    return pool;
+}
+
+static inline void nothing(void *arg) {
+    (void)arg;
+}
+
+#endif
