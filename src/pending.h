@@ -88,20 +88,24 @@ static inline bool weft__pending_park(weft__pending *p) {
 }
 
 /* n parked follow-ups of an event that is now set become runnable. Always
- * succeeds: while they were parked, destroy could only answer EBUSY. Seq-cst:
- * in one total order with destroy's read of the word (see the invariants). */
+ * succeeds: while they were parked, destroy could only answer EBUSY.
+ * Relaxed: what destroy decides depends only on this word's modification
+ * order (one location), and the follow-ups' writes reach destroy through the
+ * acq_rel release that ends each of them. A thread that saw the event set
+ * sees this step too: fire() makes it before its release store of `fired`. */
 static inline void weft__pending_ready(weft__pending *p, uint32_t n) {
     weft__debug_yield();
     atomic_fetch_add_explicit(&p->word,
                               (uint64_t)n * WEFT__PENDING_RUNNABLE - n * WEFT__PENDING_PARKED,
-                              memory_order_seq_cst);
+                              memory_order_relaxed);
 }
 
 /* n parked follow-ups were discarded (their event was destroyed unset). */
 static inline void weft__pending_unpark(weft__pending *p, uint32_t n) {
     weft__debug_yield();
-    /* Release: pairs with destroy's acquire read; the discard happened first. */
-    atomic_fetch_sub_explicit(&p->word, n * WEFT__PENDING_PARKED, memory_order_release);
+    /* Relaxed: only the count matters (see weft__pending_ready); the discarded
+     * jobs never ran, so there is nothing of theirs to publish. */
+    atomic_fetch_sub_explicit(&p->word, n * WEFT__PENDING_PARKED, memory_order_relaxed);
 }
 
 /* A runnable count ends (a detached job returned, or destroy drops the pool's

@@ -566,9 +566,11 @@ static int drain(weft_pool *pool) {
         weft__debug_yield();
         weft__latch_wait(&p->drained);
         weft__debug_yield();
-        /* Acquire: pairs with weft__pending_unpark. Reading 0 is final: every
-         * increment needs runnable or parked above 0 (pending.h). */
-        uint64_t word = atomic_load_explicit(&p->word, memory_order_acquire);
+        /* Relaxed: the latch's acquire already gave us the jobs' writes, and
+         * the decision rests on the word's modification order alone. Reading
+         * 0 is final: every increment needs runnable or parked above 0
+         * (pending.h). */
+        uint64_t word = atomic_load_explicit(&p->word, memory_order_relaxed);
         if (word == 0)
             return 0;
         /* Take the pool's count back (relaxed: only the count matters). A parked
@@ -609,8 +611,8 @@ int weft_pool_destroy(weft_pool *pool) {
     for (unsigned i = pool->threads; i < pool->threads + pool->contexts; i++)
         if (atomic_load_explicit(&pool->workers[i].taken, memory_order_acquire))
             return EBUSY; /* acquire: pairs with weft_context_release */
-    /* Acquire: pairs with weft__pending_unpark. A quick answer; drain decides. */
-    if (weft__pending_parked(atomic_load_explicit(&pool->pending.word, memory_order_acquire)))
+    /* Relaxed: a quick answer from the count alone; drain decides. */
+    if (weft__pending_parked(atomic_load_explicit(&pool->pending.word, memory_order_relaxed)))
         return EBUSY;
     weft__phase_end_all(&pool->sleep.phase); /* as oneTBB: destroy ends phases */
     err = drain(pool);
