@@ -168,6 +168,11 @@ TEST(failed_create_runs_no_hook) {
 
 static _Atomic int exit_spawn_ok, exit_spawn_shutdown, exit_then_shutdown, exit_broadcast;
 
+/* Events of the pool being destroyed, made once it exists: one set, one not. */
+typedef struct exit_events {
+    weft_event *set, *unset;
+} exit_events;
+
 static void spawn_on_exit(unsigned worker, void *user) {
     (void)worker;
     int err = weft_spawn(NULL, bump, NULL);
@@ -175,8 +180,11 @@ static void spawn_on_exit(unsigned worker, void *user) {
         atomic_fetch_add(&exit_spawn_ok, 1);
     else if (err == ESHUTDOWN)
         atomic_fetch_add(&exit_spawn_shutdown, 1);
-    weft_event *e = user;
-    if (weft_event_then(e, bump, NULL) == ESHUTDOWN)
+    exit_events *ev = user;
+    /* A set event queues at once, an unset one parks: both refused. */
+    if (weft_event_then(ev->set, bump, NULL) == ESHUTDOWN)
+        atomic_fetch_add(&exit_then_shutdown, 1);
+    if (weft_event_then(ev->unset, bump, NULL) == ESHUTDOWN)
         atomic_fetch_add(&exit_then_shutdown, 1);
     if (weft_broadcast(NULL, count_share, NULL) == ESHUTDOWN)
         atomic_fetch_add(&exit_broadcast, 1);
@@ -184,7 +192,7 @@ static void spawn_on_exit(unsigned worker, void *user) {
 
 /* A spawn from on_exit either runs before destroy returns or fails with
  * ESHUTDOWN; 0 never means a job that is silently dropped (LSan sees a leaked
- * job). The same for a follow-up of a set event and for a broadcast. */
+ * job). The same for follow-ups of the pool's events and for a broadcast. */
 TEST(spawn_from_on_exit) {
     for (int round = 0; round < scaled(50); round++) {
         atomic_store(&counter, 0);
@@ -193,17 +201,23 @@ TEST(spawn_from_on_exit) {
         atomic_store(&exit_then_shutdown, 0);
         atomic_store(&exit_broadcast, 0);
         atomic_store(&shares, 0);
-        weft_event *e;
-        CHECK_EQ(weft_event_create(&e, weft_pool_default(), 0), 0);
+        exit_events ev;
         weft_pool *pool;
-        weft_config c = {.threads = 2, .on_exit = spawn_on_exit, .user = e};
+        weft_config c = {.threads = 2, .on_exit = spawn_on_exit, .user = &ev};
         CHECK_EQ(weft_pool_create(&pool, &c), 0);
+        /* Filled before destroy: the workers read it in on_exit, after they
+         * see their terminate latch, which destroy sets. */
+        CHECK_EQ(weft_event_create(&ev.set, pool, 0), 0);
+        CHECK_EQ(weft_event_create(&ev.unset, pool, 1), 0);
         CHECK_EQ(weft_pool_destroy(pool), 0);
         CHECK_EQ(atomic_load(&exit_spawn_shutdown), 2);
+        CHECK_EQ(atomic_load(&exit_then_shutdown), 4);
         CHECK_EQ(atomic_load(&exit_broadcast), 2);
         CHECK_EQ(atomic_load(&shares), 0);
         CHECK_EQ(atomic_load(&exit_spawn_ok), 0);
-        weft_event_destroy(e);
+        CHECK_EQ(atomic_load(&counter), 0); /* nothing ran, nothing was queued */
+        weft_event_destroy(ev.set);         /* neither touches the freed pool: no follow-ups */
+        weft_event_destroy(ev.unset);
     }
 }
 
