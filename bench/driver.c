@@ -12,39 +12,18 @@
  * printed), 1 when a result is wrong or a call failed ("FAIL ..." on stderr),
  * 2 on a usage error.
  */
-#include "bench.h"
+#include "driver.h"
 
-#include <errno.h>
 #include <sched.h> /* sched_getcpu (Linux) */
 #include <semaphore.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 
-/* Sizes of every workload. Full sizes are the benchmark; smoke sizes only
- * keep every program and code path exercised. */
-typedef struct sizes {
-    int fib30, fib35;         /* fib(n) */
-    size_t loop_n;            /* loop iterations per call */
-    int loop_reps;            /* timed calls per run (one call is a few ms) */
-    int nqueens;              /* board size */
-    size_t msort_n;           /* elements */
-    size_t msort_cutoff;      /* serial below this many elements */
-    unsigned sporadic_jobs;   /* jobs per sporadic run */
-    double sweep_point_s;     /* target length of one sweep point */
-    unsigned roundtrip_calls; /* at least this many calls... */
-    double roundtrip_min_s;   /* ...and at least this long */
-    unsigned burst_iters;     /* bursts per run */
-    unsigned control_iters;   /* control ticks per run */
-    double idle_s;            /* idle time measured */
-} sizes;
-
+/* Full sizes are the benchmark; smoke sizes only keep every program and code
+ * path exercised. */
 static const sizes full_sizes = {30,   35,   10000000, 100, 12,   10000000, 2048,
                                  2000, 0.25, 10000,    0.2, 1000, 300,      1.0};
 static const sizes smoke_sizes = {20,  22,   200000, 2,   8,  200000, 2048,
                                   100, 0.03, 1000,   0.0, 50, 20,     0.1};
-
-#define US 1000u
-#define MS 1000000u
 
 /* Parameters fixed by the workload definitions (docs/performance.md). */
 #define SPORADIC_PERIOD_NS (500 * US)
@@ -59,36 +38,9 @@ static const sizes smoke_sizes = {20,  22,   200000, 2,   8,  200000, 2048,
 #define ROUNDTRIP_SAMPLES  200000u /* latencies kept for the percentiles */
 #define MSORT_SEED         0x9e3779b97f4a7c15ull
 
-typedef struct run_ctx {
-    const bench_system *sys;
-    const sizes *sz;
-    const char *workload;
-    unsigned threads;
-    int run;
-} run_ctx;
-
 void bench_die(const char *what, const char *detail) {
     fprintf(stderr, "FAIL %s: %s\n", what, detail);
     exit(1);
-}
-
-static void check(const run_ctx *c, bool ok, const char *detail) {
-    if (!ok) {
-        char what[160];
-        snprintf(what, sizeof what, "%s %s threads=%u", c->sys->name, c->workload, c->threads);
-        bench_die(what, detail);
-    }
-}
-
-static void *xmalloc(size_t n) {
-    void *p = malloc(n);
-    if (!p)
-        bench_die("malloc", strerror(ENOMEM));
-    return p;
-}
-
-static void emit_begin(const run_ctx *c) {
-    bench_json_begin(c->sys->name, c->workload, c->threads, c->run);
 }
 
 /* ---- mergesort pieces (bench.h) ---------------------------------------- */

@@ -99,7 +99,8 @@ build_libomp() {
     fi
     local flags=(-std=c11 -O2 -falign-loops=64 -fopenmp-simd -I"$here") cc=gcc
     command -v gcc >/dev/null || cc=cc
-    newer_than "$bin/libomp_bench" "$here/driver.c" "$here/peers/omp.c" "$here/bench.h" || return 0
+    newer_than "$bin/libomp_bench" "$here/driver.c" "$here/driver.h" "$here/peers/omp.c" \
+        "$here/bench.h" || return 0
     if ! {
         $cc "${flags[@]}" -c "$here/driver.c" -o "$bin/libomp_driver.o" &&
             clang "${flags[@]}" -fopenmp=libomp -DBENCH_OMP_NAME='"libomp"' "$here/peers/omp.c" \

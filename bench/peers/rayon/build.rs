@@ -38,7 +38,7 @@ fn main() {
         .arg(&obj));
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=benchdriver");
-    for f in ["driver.c", "bench.h"] {
+    for f in ["driver.c", "driver.h", "bench.h"] {
         println!("cargo:rerun-if-changed={}", bench.join(f).display());
     }
     println!("cargo:rerun-if-env-changed=CC");

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* driver.h: what the driver's command line and sizes share with its
+ * workloads: the sizes, the run context, checks and the start of a JSON line.
+ */
+#ifndef BENCH_DRIVER_H
+#define BENCH_DRIVER_H
+
+#include "bench.h"
+
+#include <errno.h>
+#include <stdbool.h>
+
+/* Sizes of every workload (the full and smoke values: driver.c). */
+typedef struct sizes {
+    int fib30, fib35;         /* fib(n) */
+    size_t loop_n;            /* loop iterations per call */
+    int loop_reps;            /* timed calls per run (one call is a few ms) */
+    int nqueens;              /* board size */
+    size_t msort_n;           /* elements */
+    size_t msort_cutoff;      /* serial below this many elements */
+    unsigned sporadic_jobs;   /* jobs per sporadic run */
+    double sweep_point_s;     /* target length of one sweep point */
+    unsigned roundtrip_calls; /* at least this many calls... */
+    double roundtrip_min_s;   /* ...and at least this long */
+    unsigned burst_iters;     /* bursts per run */
+    unsigned control_iters;   /* control ticks per run */
+    double idle_s;            /* idle time measured */
+} sizes;
+
+#define US 1000u
+#define MS 1000000u
+
+typedef struct run_ctx {
+    const bench_system *sys;
+    const sizes *sz;
+    const char *workload;
+    unsigned threads;
+    int run;
+} run_ctx;
+
+static inline void check(const run_ctx *c, bool ok, const char *detail) {
+    if (!ok) {
+        char what[160];
+        snprintf(what, sizeof what, "%s %s threads=%u", c->sys->name, c->workload, c->threads);
+        bench_die(what, detail);
+    }
+}
+
+static inline void *xmalloc(size_t n) {
+    void *p = malloc(n);
+    if (!p)
+        bench_die("malloc", strerror(ENOMEM));
+    return p;
+}
+
+static inline void emit_begin(const run_ctx *c) {
+    bench_json_begin(c->sys->name, c->workload, c->threads, c->run);
+}
+
+#endif /* BENCH_DRIVER_H */
