@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* driver.h: what the driver's command line and sizes share with its
- * workloads: the sizes, the run context, checks and the start of a JSON line.
+/* driver.h: what driver.c (command line, sizes, workload table) shares with
+ * the workload files. The driver is driver.c and every bench/wl_*.c, one file
+ * a workload or a small family of them; every program links all of them (the
+ * build files take wl_*.c by name pattern). A new workload: a wl_*.c, its
+ * declaration below and its row in driver.c's table.
  */
 #ifndef BENCH_DRIVER_H
 #define BENCH_DRIVER_H
@@ -56,5 +59,12 @@ static inline void *xmalloc(size_t n) {
 static inline void emit_begin(const run_ctx *c) {
     bench_json_begin(c->sys->name, c->workload, c->threads, c->run);
 }
+
+/* The workloads: each runs at one pool size (c->threads) and prints its JSON
+ * lines, or nothing when the system lacks the shape it needs. */
+void wl_fib30(const run_ctx *c);   /* wl_fork.c */
+void wl_fib35(const run_ctx *c);   /* wl_fork.c */
+void wl_nqueens(const run_ctx *c); /* wl_fork.c */
+void wl_msort(const run_ctx *c);   /* wl_fork.c */
 
 #endif /* BENCH_DRIVER_H */

@@ -99,12 +99,14 @@ build_libomp() {
     fi
     local flags=(-std=c11 -O2 -falign-loops=64 -fopenmp-simd -I"$here") cc=gcc
     command -v gcc >/dev/null || cc=cc
-    newer_than "$bin/libomp_bench" "$here/driver.c" "$here/driver.h" "$here/peers/omp.c" \
+    # The driver: driver.c and its workloads (wl_*.c), an object each in $obj.
+    local driver=("$here/driver.c" "$here"/wl_*.c) obj=$bin/libomp_driver
+    newer_than "$bin/libomp_bench" "${driver[@]}" "$here/driver.h" "$here/peers/omp.c" \
         "$here/bench.h" || return 0
     if ! {
-        $cc "${flags[@]}" -c "$here/driver.c" -o "$bin/libomp_driver.o" &&
+        rm -rf "$obj" && mkdir "$obj" && (cd "$obj" && $cc "${flags[@]}" -c "${driver[@]}") &&
             clang "${flags[@]}" -fopenmp=libomp -DBENCH_OMP_NAME='"libomp"' "$here/peers/omp.c" \
-                "$bin/libomp_driver.o" -o "$bin/libomp_bench" -lpthread
+                "$obj"/*.o -o "$bin/libomp_bench" -lpthread
     } 2>"$bin/libomp_build.log"; then
         log "skip libomp: apt-get install libomp-dev ($(head -n 1 "$bin/libomp_build.log"))"
         rm -f "$bin/libomp_bench"
