@@ -62,9 +62,19 @@ static inline void emit_begin(const run_ctx *c) {
 
 /* The workloads: each runs at one pool size (c->threads) and prints its JSON
  * lines, or nothing when the system lacks the shape it needs. */
-void wl_fib30(const run_ctx *c);   /* wl_fork.c */
-void wl_fib35(const run_ctx *c);   /* wl_fork.c */
-void wl_nqueens(const run_ctx *c); /* wl_fork.c */
-void wl_msort(const run_ctx *c);   /* wl_fork.c */
+void wl_fib30(const run_ctx *c);     /* wl_fork.c */
+void wl_fib35(const run_ctx *c);     /* wl_fork.c */
+void wl_nqueens(const run_ctx *c);   /* wl_fork.c */
+void wl_msort(const run_ctx *c);     /* wl_fork.c */
+void wl_loop(const run_ctx *c);      /* wl_loop.c */
+void wl_sporadic(const run_ctx *c);  /* wl_sporadic.c */
+void wl_sweep(const run_ctx *c);     /* wl_sporadic.c */
+void wl_priority(const run_ctx *c);  /* wl_priority.c */
+void wl_graph(const run_ctx *c);     /* wl_graph.c */
+void wl_roundtrip(const run_ctx *c); /* wl_roundtrip.c */
+void wl_burst(const run_ctx *c);     /* wl_burst.c */
+void wl_burst5ms(const run_ctx *c);  /* wl_burst.c */
+void wl_control(const run_ctx *c);   /* wl_burst.c */
+void wl_idle(const run_ctx *c);      /* wl_burst.c */
 
 #endif /* BENCH_DRIVER_H */
