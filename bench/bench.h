@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* bench.h: what every benchmark program shares.
  *
- * A benchmark program is the driver (driver.c: command line, workloads,
- * measurement, JSON output) linked with one "system" file that says how to
- * run each workload's parallel shape on that scheduler (bench_system below).
+ * A benchmark program is the driver (driver.c: command line and sizes; wl_*.c:
+ * the workloads, their measurement and JSON output) linked with one "system"
+ * file that says how to run each workload's parallel shape on that scheduler
+ * (bench_system below).
  * The driver is the same object code for every system, so every system is
  * timed, checked and reported by the same lines; the system files hold only
  * the scheduler calls.
@@ -198,7 +199,7 @@ static inline long bench_nq_place(const bench_nq *s, int i, long (*search)(const
     return k >= 0 ? k : search(&child);
 }
 
-/* Mergesort pieces (driver.c): sort a[0..n) serially using tmp[0..n), and
+/* Mergesort pieces (wl_fork.c): sort a[0..n) serially using tmp[0..n), and
  * merge the sorted runs a[0..mid) and a[mid..n) through tmp. */
 void bench_msort_leaf(int *a, int *tmp, size_t n);
 void bench_merge(int *a, size_t mid, size_t n, int *tmp);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* floor.c: the floors under issue 2's and issue 4's targets, measured the
- * way the driver measures the targets themselves (bench/driver.c), with no
+ * way the driver measures the targets themselves (bench/wl_*.c), with no
  * scheduler:
  *
  *  - sporadic: the submitter's loop (sleep until the next 500 us deadline,
