@@ -6,18 +6,16 @@
  *               so the data sits in the same caches as after a weft stage),
  *   default:    a weft pool sits idle with its default (automatic) leave policy,
  *   fast-leave: the weft stage runs in a parallel phase ended with fast leave,
- *   spin:       weft's idle workers never sleep (benchmark-only hook),
- * measured in the same process run, median of the rounds? One JSON line per
- * mode. On 2 cores, every idle thread that keeps searching takes a core from
+ *   spin:       weft's idle workers never sleep (compose_spin_bench, built
+ *               against the library's benchmark build that never sleeps),
+ * median of the rounds? One JSON line per mode; the first three in one
+ * process run. On 2 cores, every idle thread that keeps searching takes a core from
  * OpenMP's threads. */
 #include "bench.h" /* first: it defines _GNU_SOURCE */
 
 #include <math.h>
 #include <omp.h>
-#include <stdatomic.h>
 #include <weft.h>
-
-extern _Atomic _Bool weft__leave_bench_always_search; /* src/leave.h */
 
 #define N      (1u << 20)
 #define ROUNDS 200
@@ -46,7 +44,6 @@ static double omp_stage(void) {
 static void run_mode(const char *mode, int run, unsigned threads) {
     weft_pool *pool = NULL;
     bool weft = strcmp(mode, "none") != 0, phase = strcmp(mode, "fast-leave") == 0;
-    atomic_store(&weft__leave_bench_always_search, strcmp(mode, "spin") == 0);
     if (weft && weft_pool_create(&pool, &(weft_config){.threads = threads}) != 0)
         fail("weft_pool_create");
     double *us = malloc(ROUNDS * sizeof *us);
@@ -81,9 +78,14 @@ int main(int argc, char **argv) {
     unsigned threads = (unsigned)omp_get_max_threads();
     for (size_t i = 0; i < N; i++)
         a[i] = (double)(i % 100);
-    omp_stage(); /* start OpenMP's threads */
-    const char *modes[] = {"none", "default", "fast-leave", "spin"};
-    for (int k = 0; k < 4; k++)
-        run_mode(modes[(k + run) % 4], run, threads); /* rotate the order per run */
+    omp_stage();       /* start OpenMP's threads */
+#ifdef BENCH_WEFT_SPIN /* compose_spin_bench: the library built to never sleep */
+    const char *modes[] = {"spin"};
+#else
+    const char *modes[] = {"none", "default", "fast-leave"};
+#endif
+    int n = (int)(sizeof modes / sizeof modes[0]);
+    for (int k = 0; k < n; k++)
+        run_mode(modes[(k + run) % n], run, threads); /* rotate the order per run */
     return 0;
 }

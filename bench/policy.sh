@@ -5,8 +5,8 @@
 #   bench/policy.sh [--runs N] [--smoke] BUILD_DIR
 #
 # Policy table: weft with WEFT_LEAVE_AUTOMATIC (weft), WEFT_LEAVE_FAST
-# (weft-fast) and idle workers that never sleep (weft-spin, a benchmark-only
-# hook), each also inside a parallel phase for the whole run (…-phase), on:
+# (weft-fast) and idle workers that never sleep (weft-spin, the library's
+# benchmark build that never sleeps), each also inside a parallel phase for the whole run (…-phase), on:
 # sporadic jobs every 50 us, 500 us and 10 ms (the sweep's points), burst and
 # gap with 200 us and 5 ms gaps, and the control loop. The goal: AUTOMATIC's
 # wall time within 5% of the best of FAST and always-search, its CPU within
@@ -32,8 +32,18 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ -n "$build" ] || { echo "usage: $0 [--runs N] [--smoke] BUILD_DIR" >&2; exit 2; }
-bin=$(realpath "$build")/bench/weft_bench
+dir=$(realpath "$build")/bench
+bin=$dir/weft_bench
 [ -x "$bin" ] || { echo "no $bin: build with -DWEFT_BUILD_BENCH=ON first" >&2; exit 1; }
+# The always-search and no-cap systems are programs of their own: the library
+# built with the leave policy's compile-time switches (src/leave.h).
+program() { # system
+    case $1 in
+    weft-spin*) echo "$dir/weft_spin_bench" ;;
+    weft-nocap) echo "$dir/weft_nocap_bench" ;;
+    *) echo "$bin" ;;
+    esac
+}
 out=$here/results
 mkdir -p "$out"
 raw=$out/policy.jsonl
@@ -41,7 +51,7 @@ raw=$out/policy.jsonl
 run() { # system workload [threads]
     local t=()
     [ $# -gt 2 ] && t=(--threads "$3")
-    timeout 120 "$bin" --system "$1" --workload "$2" --run "$r" $smoke "${t[@]}" >>"$raw" ||
+    timeout 120 "$(program "$1")" --system "$1" --workload "$2" --run "$r" $smoke "${t[@]}" >>"$raw" ||
         echo "failed: $*" >&2
 }
 start=$(date +%s)
@@ -49,8 +59,9 @@ for r in $(seq 0 $((runs - 1))); do
     for s in weft weft-fast weft-spin weft-phase weft-fast-phase weft-spin-phase; do
         for w in sweep burst burst5ms control; do run "$s" "$w"; done
     done
-    compose=$(realpath "$build")/bench/compose_bench
-    [ -x "$compose" ] && { timeout 120 "$compose" "$r" >>"$raw" || echo "failed: compose" >&2; }
+    for compose in "$dir/compose_bench" "$dir/compose_spin_bench"; do
+        [ -x "$compose" ] && { timeout 120 "$compose" "$r" >>"$raw" || echo "failed: compose" >&2; }
+    done
     for s in weft weft-nocap; do
         for t in 8 16 64; do
             for w in idle sporadic fib30 loop; do run "$s" "$w" "$t"; done

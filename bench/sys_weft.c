@@ -9,16 +9,8 @@
 #include <stdatomic.h>
 #include <weft.h>
 
-/* Benchmark-only hooks of the library (src/leave.h), reached because this
- * program links the static library: the "always search" policy and the
- * searcher cap switched off, for the leave-policy table and the cap's cost. */
-extern _Atomic _Bool weft__leave_bench_always_search;
-extern _Atomic _Bool weft__leave_bench_no_cap;
-
-/* bench_system.variant bits. SPIN: idle workers never sleep (the third column
- * of the leave-policy table); PHASE: the whole run inside weft_phase_begin;
- * NOCAP: no searcher cap. */
-enum { WAKE_ALL = 1, LEAVE_FAST = 2, SPIN = 4, PHASE = 8, NOCAP = 16 };
+/* bench_system.variant bits. PHASE: the whole run inside weft_phase_begin. */
+enum { WAKE_ALL = 1, LEAVE_FAST = 2, PHASE = 4 };
 
 static bench_pool *create(const bench_system *sys, unsigned threads, unsigned flags) {
     (void)flags; /* the outside caller never is a worker: threads are workers */
@@ -28,8 +20,6 @@ static bench_pool *create(const bench_system *sys, unsigned threads, unsigned fl
     cfg.name = "bench";
     cfg.wake = sys->variant & WAKE_ALL ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED;
     cfg.leave = sys->variant & LEAVE_FAST ? WEFT_LEAVE_FAST : WEFT_LEAVE_AUTOMATIC;
-    atomic_store(&weft__leave_bench_always_search, (sys->variant & SPIN) != 0);
-    atomic_store(&weft__leave_bench_no_cap, (sys->variant & NOCAP) != 0);
     weft_pool *pool;
     int err = weft_pool_create(&pool, &cfg);
     if (err)
@@ -253,17 +243,25 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
         .submit = submit, .roundtrip = roundtrip, .submit_high = submit_high, .graph = graph,      \
     }
 
+/* The library's benchmark builds (bench/CMakeLists.txt, src/leave.h) are
+ * programs of their own, for bench/policy.sh: BENCH_WEFT_SPIN, idle workers
+ * never sleep (the third column of the leave-policy table); BENCH_WEFT_NOCAP,
+ * no searcher cap. */
 static const bench_system systems[] = {
+#if defined(BENCH_WEFT_SPIN)
+    WEFT_SYSTEM("weft-spin", 0, 1),
+    WEFT_SYSTEM("weft-spin-phase", PHASE, 1),
+#elif defined(BENCH_WEFT_NOCAP)
+    WEFT_SYSTEM("weft-nocap", 0, 1),
+#else
     WEFT_SYSTEM("weft", 0, 0),
     WEFT_SYSTEM("weft-fast", LEAVE_FAST, 0),
     WEFT_SYSTEM("weft-wakeall", WAKE_ALL, 0),
     WEFT_SYSTEM("weft-wakeall-fast", WAKE_ALL | LEAVE_FAST, 0),
-    /* bench/policy.sh: the leave-policy table, the searcher cap */
-    WEFT_SYSTEM("weft-spin", SPIN, 1),
+    /* bench/policy.sh: the leave-policy table */
     WEFT_SYSTEM("weft-phase", PHASE, 1),
     WEFT_SYSTEM("weft-fast-phase", LEAVE_FAST | PHASE, 1),
-    WEFT_SYSTEM("weft-spin-phase", SPIN | PHASE, 1),
-    WEFT_SYSTEM("weft-nocap", NOCAP, 1),
+#endif
 };
 
 const bench_system *bench_system_get(unsigned i) {

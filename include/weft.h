@@ -90,26 +90,13 @@ typedef void weft_fn(void *arg);
 typedef struct weft_pool weft_pool;
 
 /* What an idle worker does when it finds no work.
- *  WEFT_LEAVE_AUTOMATIC: adaptive, with nothing to tune: each worker measures
- *    the CPU a sleep/wake round trip costs (its own and its waker's, sampled
- *    from the thread CPU clock) and how long its idle periods last, and keeps
- *    searching (for at most that much CPU) only while work usually comes back
- *    sooner than that; otherwise it sleeps at once. Idle periods that recur
- *    regularly and last at most a few wake-ups (the serial code between
- *    parallel loops) are predicted, when the search their spread asks for
- *    costs no more than a sleep: the worker sleeps until just before work
- *    usually returns, then searches; in pools larger than the
- *    machine, where no worker's own gaps are regular, the pool's quiet periods
- *    (until the next weft_run from outside) are predicted instead, when the
- *    work that ends them engages more than one worker; while they are regular
- *    (within a wake-up's cost, as between loops called back to back) and
- *    short, and the pool's busy periods engage more workers than there are
- *    CPUs, such a pool behaves as inside a parallel phase (idle workers keep
- *    searching) until a quiet period outlasts its prediction, and then
- *    sleeps. A program that waits for one small job at a time gets no such
- *    search: the job's wake-up brings the one worker it needs. At most half
- *    the workers search at a time (outside phases), unless work is predicted
- *    now.
+ *  WEFT_LEAVE_AUTOMATIC: adaptive, with nothing to tune: an idle worker
+ *    searches for at most about what a sleep and its wake-up would cost (it
+ *    measures that), and not at all when its idle periods mostly last
+ *    longer, so an idle pool burns no CPU once its work has stopped; a pool
+ *    whose work returns regularly (parallel loops between serial code) keeps
+ *    or brings back enough workers for it just before it returns; otherwise
+ *    at most half the workers search at a time. docs/sleep.md has the rules.
  *  WEFT_LEAVE_FAST: sleep after the first fruitless search; lowest CPU cost,
  *    a futex wake-up on the next job.
  * Parallel phases (weft_phase_begin) override both while they last. */

@@ -62,18 +62,12 @@ void weft__latch_set(weft__latch *l) {
         set_outside(l);
         return;
     }
-    uint32_t owner = l->owner;
     weft__worker *self = weft__current_worker();
     bool foreign = !self || self->pool != pool;
     if (foreign)
         weft__pool_ref(pool);
     weft__debug_yield();
-    /* Seq-cst: release publishes the job's writes to the owner's probe; the
-     * wake-all protocol also needs this store in the total order ahead of its
-     * tickle's load (sleep.md, "latches under wake-all"). */
-    uint32_t old = atomic_exchange_explicit(&l->state, WEFT__LATCH_SET, memory_order_seq_cst);
-    weft__debug_yield();
-    weft__sleep_latch_set(&pool->sleep, owner, old == WEFT__LATCH_SLEEPING);
+    weft__sleep_set_latch(&pool->sleep, l); /* l may be gone once this swaps SET in */
     weft__debug_yield();
     if (foreign)
         weft__pool_unref(pool);

@@ -1,102 +1,168 @@
 /* SPDX-License-Identifier: MIT */
-/* Leave policies: how long an idle worker keeps searching before it sleeps.
- * See leave.c. */
+/* The leave policy: how long an idle worker searches before it sleeps, and
+ * when a sleeping worker should wake itself. Decisions only: it reads no
+ * counter and wakes nobody; the sleep protocols (sleep.c, wake_all.c) pass
+ * in what it needs and do what it says. See the table at the top of leave.c. */
 #ifndef WEFT_LEAVE_H
 #define WEFT_LEAVE_H
 
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "atomics.h"
 
-/* One worker's history, for the adaptive (automatic) policy. */
-typedef struct weft__leave {
-    uint64_t wake_cost_ns; /* O: moving average of wake-up to running */
-    uint64_t sleep_cpu_ns; /* O: running median of the CPU a sampled sleep cost this
-                              worker (its wait's system call, both context
-                              switches); 0: none measured */
-    uint32_t sleeps;       /* O: sleeps so far, to sample one in SLEEP_SAMPLE */
-    bool sampled;          /* L (slot lock): this sleep is sampled, so its waker
-                              measures its wake call too */
-    uint32_t hit_rate;     /* O: moving average, out of 256, of idle periods that
-                              ended within the search budget (leave.c) */
-    uint64_t woken_at_ns;  /* L (slot lock): when the waker woke this worker; 0: not
-                              since the last record */
-    /* Prediction of the idle periods a search does not bridge (leave.c). */
-    uint64_t gap_ns;     /* O: moving average of idle periods longer than the budget */
-    uint64_t gap_dev_ns; /* O: moving average of their distance from gap_ns */
-    uint32_t gaps;       /* O: how many were seen, saturating */
-    uint64_t late_ns;    /* O: moving average of how late a timed wake-up ran */
-} weft__leave;
+/* ---- Parallel phases (oneTBB's; the public calls are in phase.c) ---------
+ *
+ * A pool's phase state. Any thread writes it (phase.c, and submissions end a
+ * one-time fast leave); idle workers read it on every search round. Relaxed
+ * throughout: hints, whose staleness makes a worker search a little longer
+ * or sleep a little sooner, never loses a wake-up (the sleep protocols do not
+ * depend on it). */
+typedef struct weft__phase {
+    alignas(WEFT__CACHELINE) _Atomic uint32_t active; /* A: phases begun and not ended */
+    _Atomic uint32_t fast_once;                       /* A: the last end asked for a fast leave */
+} weft__phase;
 
-/* The pool's rhythm: idle periods of the whole pool (every worker inactive)
- * that end with work an outside thread waits for (leave.c). Written by any
- * thread; relaxed atomics, since they are hints: a lost update costs a
- * prediction, never a job. */
-typedef struct weft__rhythm {
-    _Atomic uint64_t quiet_ns;   /* when the pool last went quiet; 0: it is not */
-    _Atomic uint64_t gap_ns;     /* moving average of those idle periods */
-    _Atomic uint64_t gap_dev_ns; /* moving average of their distance from gap_ns */
-    _Atomic uint32_t gaps;       /* how many were seen, saturating */
-    _Atomic uint32_t joined;     /* workers that found work since the pool was quiet,
-                                    saturating at the worker count */
-    _Atomic uint32_t width;      /* moving average of joined per busy period, in
-                                    1/WEFT__RHYTHM_WIDTH_ONE workers; 0: none seen */
-} weft__rhythm;
+/* How long a worker inside a phase searches with no work at all before it
+ * sleeps anyway: a forgotten weft_phase_end stops burning cores after it, and
+ * at 10 ms a wake-up (tens of microseconds) is under 1% of the gap a search
+ * would bridge, so searching longer buys nothing. */
+#define WEFT__PHASE_RETAIN_NS ((uint64_t)10 * 1000 * 1000)
 
-/* Fixed point of weft__rhythm.width, in 1/256 workers: the moving average
- * stops up to 7 units short of its samples (in 1/16ths that was 0.44
- * workers). */
-#define WEFT__RHYTHM_WIDTH_ONE 256
+static inline void weft__phase_init(weft__phase *p) {
+    atomic_init(&p->active, 0);
+    atomic_init(&p->fast_once, 0);
+}
 
-typedef struct weft__idle weft__idle;
-typedef struct weft__sleep weft__sleep;
+static inline bool weft__phase_active(const weft__phase *p) {
+    return atomic_load_explicit(&p->active, memory_order_relaxed) != 0;
+}
 
-/* Benchmark hooks, relaxed flags: never sleep when idle (the "always search"
- * column of the policy table); no searcher cap. */
-WEFT__HIDDEN extern _Atomic bool weft__leave_bench_always_search;
-WEFT__HIDDEN extern _Atomic bool weft__leave_bench_no_cap;
+static inline bool weft__phase_fast_leave(const weft__phase *p) {
+    return atomic_load_explicit(&p->fast_once, memory_order_relaxed) != 0;
+}
+
+/* New work arrived: a one-time fast leave is over (oneTBB: "restored when
+ * new work is submitted"). Called on the cold submission paths only. */
+static inline void weft__phase_new_work(weft__phase *p) {
+    if (WEFT__UNLIKELY(weft__phase_fast_leave(p)))
+        atomic_store_explicit(&p->fast_once, 0, memory_order_relaxed);
+}
+
+/* weft_pool_destroy: a pool destroyed inside a phase ends it (as oneTBB). */
+static inline void weft__phase_end_all(weft__phase *p) {
+    atomic_store_explicit(&p->active, 0, memory_order_relaxed);
+}
+
+/* Benchmark builds only (bench/CMakeLists.txt builds the library again with
+ * these): idle workers never sleep (the "always search" column of the policy
+ * table); no searcher cap, and so Rayon's wake rule (sleep.c, new_jobs). */
+#ifndef WEFT__LEAVE_ALWAYS_SEARCH
+#define WEFT__LEAVE_ALWAYS_SEARCH 0
+#endif
+#ifndef WEFT__LEAVE_NO_CAP
+#define WEFT__LEAVE_NO_CAP 0
+#endif
 
 /* Test hook, relaxed: when nonzero, every sleep of a worker under the
- * adaptive policy is timed to end this many ns later (races timed wake-ups
+ * automatic policy is timed to end this many ns later (races timed wake-ups
  * against wakers on purpose). */
 WEFT__HIDDEN extern _Atomic uint64_t weft__leave_debug_wake_after_ns;
 
+/* What the policy says. */
+typedef enum {
+    WEFT__LEAVE_SLEEP,     /* get sleepy now (then sleep, maybe until a time) */
+    WEFT__LEAVE_SEARCH,    /* search again, after a back-off */
+    WEFT__LEAVE_UNDECIDED, /* weft__leave_phase_verdict only: no phase decides */
+} weft__leave_verdict;
+
+/* A phase's word, the one rule both protocols share: inside a phase, search
+ * for up to WEFT__PHASE_RETAIN_NS since this search began (the last work, or
+ * the last wake-up); after a phase ended with a fast leave, sleep at once. */
+static inline weft__leave_verdict weft__leave_phase_verdict(const weft__phase *p,
+                                                            uint64_t search_ns, uint64_t now) {
+    if (weft__phase_active(p))
+        return now - search_ns < WEFT__PHASE_RETAIN_NS ? WEFT__LEAVE_SEARCH : WEFT__LEAVE_SLEEP;
+    return weft__phase_fast_leave(p) ? WEFT__LEAVE_SLEEP : WEFT__LEAVE_UNDECIDED;
+}
+
+/* ---- The automatic policy's state ------------------------------------------ */
+
+/* One worker's history. Owner only. */
+typedef struct weft__leave {
+    uint64_t wake_ns;      /* moving average: a waker's call to this worker running */
+    uint64_t late_ns;      /* moving average: how late a timed wake-up ran */
+    uint64_t sleep_cpu_ns; /* running median: the CPU a sampled sleep cost this
+                              worker (its wait, both context switches); 0: none yet */
+    uint32_t sleeps;       /* sleeps so far, to sample one in SLEEP_SAMPLE */
+    uint32_t hit_rate;     /* moving average, of HIT_ONE: idle periods that ended
+                              within the search budget */
+} weft__leave;
+
+/* The pool's: its rhythm (idle periods of the whole pool that end with work
+ * an outside thread waits for) and its wakers' share of a sleep's cost. Any
+ * thread; relaxed atomics: hints, where a lost update costs one prediction. */
+typedef struct weft__leave_pool {
+    alignas(WEFT__CACHELINE) _Atomic uint64_t quiet_ns; /* the pool went quiet; 0: it is not */
+    _Atomic uint64_t gap_ns;                            /* moving average of its quiet periods */
+    _Atomic uint64_t gap_dev_ns;   /* moving average of their distance from gap_ns */
+    _Atomic uint32_t gaps;         /* quiet periods seen, saturating */
+    _Atomic uint32_t joined;       /* workers that found work since the pool was quiet */
+    _Atomic uint32_t width;        /* moving average of joined per busy period, in
+                                      1/WEFT__LEAVE_WIDTH_ONE workers; 0: none seen */
+    _Atomic uint64_t wake_call_ns; /* running median of a waker's CPU across a sampled
+                                      wake call; 0: none yet */
+    unsigned threads;              /* I: workers */
+    unsigned cpus;                 /* I: CPUs this process may use */
+    bool fast;                     /* I: WEFT_LEAVE_FAST */
+} weft__leave_pool;
+
+/* Fixed point of weft__leave_pool.width. */
+#define WEFT__LEAVE_WIDTH_ONE 256
+
+/* What a worker with nothing to do knows now. */
+typedef struct weft__leave_now {
+    uint64_t now;
+    uint64_t search_ns;       /* this search began: the last work, or the last wake-up */
+    unsigned searchers;       /* workers searching now, this one included */
+    const weft__phase *phase; /* the pool's phases */
+} weft__leave_now;
+
+/* How a sleep ended (weft__leave_woke). */
+typedef struct weft__leave_wake {
+    uint64_t now;      /* running again */
+    uint64_t woken_ns; /* a waker woke it then; 0: its own deadline did */
+    uint64_t deadline; /* the deadline it slept with; 0: none */
+    uint64_t cpu_ns;   /* the sleep's CPU cost, if sampled; 0: not sampled */
+} weft__leave_wake;
+
+WEFT__HIDDEN void weft__leave_pool_init(weft__leave_pool *lp, unsigned threads, unsigned cpus,
+                                        bool fast);
 WEFT__HIDDEN void weft__leave_init(weft__leave *lv);
-/* The worker ran again, woken at lv->woken_at_ns (owner). */
-WEFT__HIDDEN void weft__leave_record_wake(weft__leave *lv, uint64_t now);
-/* The worker ran again after a timed wait for deadline ran out (owner). */
-WEFT__HIDDEN void weft__leave_record_timed_wake(weft__leave *lv, uint64_t deadline, uint64_t now);
-/* An idle period of worker `index` lasting `ns` ended with work found (owner). */
-WEFT__HIDDEN void weft__leave_record_idle(weft__sleep *s, unsigned index, uint64_t ns);
-/* Worker's next sleep: is it sampled for its CPU cost? Sets lv->sampled
- * (owner, under the slot lock). */
-WEFT__HIDDEN bool weft__leave_sample_sleep(weft__leave *lv);
-/* A sampled sleep cost the sleeper `ns` of CPU (owner). */
-WEFT__HIDDEN void weft__leave_record_sleep_cpu(weft__leave *lv, uint64_t ns);
-/* A sampled wake call cost its waker `ns` of CPU (any thread). */
-WEFT__HIDDEN void weft__leave_record_wake_call(weft__sleep *s, uint64_t ns);
-/* Should this worker search again rather than get sleepy? (owner) */
-WEFT__HIDDEN bool weft__leave_keep_searching(weft__sleep *s, const weft__idle *idle, uint64_t now);
-/* When a worker about to sleep should wake up by itself because work is
- * predicted to return soon after: a CLOCK_MONOTONIC time, or 0 to sleep until
- * woken (owner). */
-WEFT__HIDDEN uint64_t weft__leave_wake_at(weft__sleep *s, const weft__idle *idle, uint64_t now);
-/* The pool went quiet: the last active worker became inactive (a no-op
- * unless a worker found work since it was last quiet). */
-WEFT__HIDDEN void weft__leave_pool_quiet(weft__sleep *s);
-/* A worker found work: the pool is no longer quiet, and one more worker
- * joined its busy period. */
-WEFT__HIDDEN void weft__leave_pool_busy(weft__sleep *s);
-/* An outside thread submits work it will wait for (weft_run). */
-WEFT__HIDDEN void weft__leave_pool_arrival(weft__sleep *s);
-/* How many workers the pool's busy periods engage, rounded up (0: unknown). */
-WEFT__HIDDEN unsigned weft__leave_pool_width(weft__sleep *s);
-/* Is the pool's predicted arrival window open (worker `index`'s view)? */
-WEFT__HIDDEN bool weft__leave_pool_due(weft__sleep *s, unsigned index, uint64_t now);
-/* At most this many workers search at once (UINT_MAX: no cap). */
-WEFT__HIDDEN unsigned weft__leave_searcher_cap(weft__sleep *s);
-/* Pause before the next search round (owner): a few spins, then yields. */
-WEFT__HIDDEN void weft__leave_backoff(weft__idle *idle);
+
+/* Should this worker search again, or get sleepy? When it says sleep,
+ * *wake_at is a time to wake up by itself (0: sleep until woken) and
+ * *sampled whether to measure the sleep's CPU cost. (owner) */
+WEFT__HIDDEN weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
+                                                    const weft__leave_now *in, uint64_t *wake_at,
+                                                    bool *sampled);
+/* An idle period of `ns` ended with work found (0: found at once). (owner) */
+WEFT__HIDDEN void weft__leave_found(weft__leave_pool *lp, weft__leave *lv, uint64_t ns);
+/* A sleep ended. Returns how many workers should be searching now: more
+ * than 0 when its deadline woke it as the pool's work is due, so that it
+ * wakes others to meet that work (a rally). (owner) */
+WEFT__HIDDEN unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv,
+                                       const weft__leave_wake *w);
+/* A waker's sampled wake call cost it `ns` of CPU (any thread). */
+WEFT__HIDDEN void weft__leave_wake_call(weft__leave_pool *lp, uint64_t ns);
+/* The pool went quiet (every worker inactive), or an outside thread submits
+ * work it will wait for (weft_run): the two ends of the pool's quiet
+ * periods. (any thread) */
+WEFT__HIDDEN void weft__leave_quiet(weft__leave_pool *lp, uint64_t now);
+WEFT__HIDDEN void weft__leave_arrival(weft__leave_pool *lp, uint64_t now);
+
+/* Pause before the next search round: a few spins, then yields. (owner) */
+WEFT__HIDDEN void weft__leave_backoff(unsigned *rounds);
 
 #endif

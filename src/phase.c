@@ -24,15 +24,13 @@
  */
 #include <assert.h>
 
-#include "phase.h"
-
 #include "pool.h"
 
 void weft_phase_begin(weft_pool *pool) {
     pool = weft__pool_resolve(pool);
     if (!pool)
         return;
-    weft__phase *p = &pool->sleep.phase;
+    weft__phase *p = &pool->phase;
     /* Relaxed: a counter of hints; workers read it with relaxed loads. */
     atomic_fetch_add_explicit(&p->active, 1, memory_order_relaxed);
     atomic_store_explicit(&p->fast_once, 0, memory_order_relaxed);
@@ -43,7 +41,7 @@ void weft_phase_end(weft_pool *pool, bool fast_leave) {
     pool = weft__pool_resolve(pool);
     if (!pool)
         return;
-    weft__phase *p = &pool->sleep.phase;
+    weft__phase *p = &pool->phase;
     /* Relaxed: the count is a hint to workers (phase.h); the CAS below keeps
      * it exact. */
     uint32_t n = atomic_load_explicit(&p->active, memory_order_relaxed);
@@ -56,9 +54,4 @@ void weft_phase_end(weft_pool *pool, bool fast_leave) {
                                                     memory_order_relaxed));
     if (n == 1 && fast_leave)
         atomic_store_explicit(&p->fast_once, 1, memory_order_relaxed);
-}
-
-void weft__phase_end_all(weft__phase *p) {
-    /* Relaxed: a hint to workers that destroy is about to stop anyway. */
-    atomic_store_explicit(&p->active, 0, memory_order_relaxed);
 }

@@ -177,10 +177,19 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
 
 /* ---- Submitting ---------------------------------------------------------- */
 
-bool weft__pool_final_check(weft_pool *pool, unsigned index) {
+/* The sleep protocols' final check (idle.h), after a SleepFence: outside
+ * work a worker must not sleep on, a queued job or a broadcast it has not
+ * run. */
+static bool final_check(void *ctx, unsigned index) {
+    weft_pool *pool = ctx;
     return !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_HIGH]) ||
            !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_NORMAL]) ||
            weft__broadcast_pending(&pool->broadcasts, pool->workers[index].broadcast_seen);
+}
+
+/* A waker woke one of our workers while tracing is on (idle.h). */
+static uint32_t trace_wake(void *ctx) {
+    return weft__trace_wake(ctx);
 }
 
 void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
@@ -188,7 +197,7 @@ void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
      * its end may let weft_pool_destroy return: our reference keeps the
      * injector's lock and the sleep state alive until we are done with them. */
     weft__pool_ref(pool);
-    weft__phase_new_work(&pool->sleep.phase);
+    weft__phase_new_work(&pool->phase);
     weft__injector *q = &pool->injectors[prio];
     bool was_empty = weft__injector_is_empty(q);
     weft__injector_push(q, job, job, 1);
@@ -199,7 +208,7 @@ void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
 }
 
 void weft__worker_offer(weft__worker *w, weft__deque *d) {
-    weft__phase_new_work(&w->pool->sleep.phase);
+    weft__phase_new_work(&w->pool->phase);
     bool was_empty = weft__deque_public_empty(d);
     unsigned n = weft__deque_share(d);
     if (n) /* n jobs posted at once may wake up to n sleepers (Rayon's sleep RFC) */
@@ -435,10 +444,17 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     weft__broadcasts_init(&pool->broadcasts);
     pthread_mutex_init(&pool->trace.lock, NULL);
     pthread_mutex_init(&pool->trace.stop_lock, NULL);
+    weft__phase_init(&pool->phase);
+    pool->idle_env = (weft__idle_env){.final_check = final_check,
+                                      .trace_wake = trace_wake,
+                                      .tracing = &pool->trace.on,
+                                      .phase = &pool->phase,
+                                      .ctx = pool};
     int err = init_workers(pool);
     if (!err)
-        err = weft__sleep_init(&pool->sleep, pool, pool->threads, pool->threads + pool->contexts,
-                               c->wake == WEFT_WAKE_ALL, c->leave == WEFT_LEAVE_FAST);
+        err = weft__sleep_init(&pool->sleep, &pool->idle_env, pool->threads,
+                               pool->threads + pool->contexts, c->wake == WEFT_WAKE_ALL,
+                               c->leave == WEFT_LEAVE_FAST);
     return err;
 }
 
@@ -614,7 +630,7 @@ int weft_pool_destroy(weft_pool *pool) {
     /* Relaxed: a quick answer from the count alone; drain decides. */
     if (weft__pending_parked(atomic_load_explicit(&pool->pending.word, memory_order_relaxed)))
         return EBUSY;
-    weft__phase_end_all(&pool->sleep.phase); /* as oneTBB: destroy ends phases */
+    weft__phase_end_all(&pool->phase); /* as oneTBB: destroy ends phases */
     err = drain(pool);
     if (err)
         return err;

@@ -46,6 +46,7 @@ typedef struct weft__worker {
 
 struct weft_pool {
     weft__sleep sleep;
+    weft__phase phase; /* parallel phases (phase.c), read by idle workers (leave.h) */
     weft__injector injectors[WEFT__PRIORITIES];
     weft__broadcasts broadcasts;
     weft__trace_state trace;
@@ -72,6 +73,7 @@ struct weft_pool {
     unsigned fork_generation;                       /* I: weft__fork_generation at creation */
     weft_pool *abandoned;                           /* a fork child's list of its parents'
                                                        default pools (pool.c) */
+    weft__idle_env idle_env;                        /* I: what the sleep protocols need */
     char name[16];                                  /* I: thread-name prefix */
     void (*on_start)(unsigned worker, void *user);  /* I */
     void (*on_exit)(unsigned worker, void *user);   /* I */
@@ -222,10 +224,6 @@ static inline weft__job *weft__worker_pop_prio(weft__worker *w, weft_priority pr
 static inline weft__job *weft__worker_pop(weft__worker *w) {
     return weft__worker_pop_prio(w, w->prio);
 }
-
-/* Sleep protocol's final check (after the SleepFence): is there outside work
- * this worker must not sleep on, a queued job or a broadcast it has not run? */
-WEFT__HIDDEN bool weft__pool_final_check(weft_pool *pool, unsigned index);
 
 /* Queue a job in the pool's injector of priority prio (any thread) and wake
  * a worker. */

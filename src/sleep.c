@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* The sleep module: when an idle worker searches, when it sleeps, whom a new
- * job or a set latch wakes. docs/sleep.md has the full story and the proof
+/* The targeted sleep protocol (Rayon's sleep RFC and module), and the entry
+ * points of the sleep module (sleep.h), which hand pools of the wake-all
+ * protocol to wake_all.c. docs/sleep.md has the full story and the proof
  * sketch; this block is the summary a maintainer must keep true.
  *
- * Overview. Two protocols, chosen per pool:
- *  - targeted (Rayon's sleep RFC and module): packed counters (jobs event counter, inactive
- *    and sleeping threads) decide whether a new job needs a sleeper woken, and
- *    then exactly one (n for n jobs); a set latch wakes only its owner.
- *  - wake-all (the legacy Rayon sleep): one word names the single sleepy worker and whether
- *    anyone sleeps; every event (new job, set latch) wakes every sleeper.
+ * Packed counters (jobs event counter, inactive and sleeping threads) decide
+ * whether a new job needs a sleeper woken, and then exactly one (n for n
+ * jobs); a set latch wakes only its owner. How long a worker searches before
+ * it gets sleepy, and whether it sleeps until a time, the leave policy says
+ * (leave.c); this file only counts, sleeps and wakes.
  *
  * Thread states: active (running a job), idle (searching: counted inactive),
  * sleeping (blocked on its slot's futex word: counted inactive and sleeping).
@@ -53,43 +53,22 @@
  * docs/sleep.md.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 
 #include "sleep.h"
 
 #include "debug_yield.h"
-#include "injector.h"
 #include "os.h"
-#include "pool.h"
 
-/* Wake-all protocol, as legacy Rayon built it: rounds (each a search and a yield)
- * before a worker tries to become the sleepy one, and rounds it then stays
- * sleepy before it sleeps (ROUNDS_UNTIL_SLEEPY = 32, ROUNDS_UNTIL_ASLEEP =
- * 64). The targeted protocol decides by time instead (leave.c). */
-#define LEGACY_ROUNDS_UNTIL_SLEEPY 32
-#define LEGACY_SLEEPY_ROUNDS       32
-
-void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
-
-static void debug_point(weft__sleep *s, weft__debug_point p) {
-    /* Relaxed: tests set the hook before the pool has work. */
-    void (*hook)(weft__sleep *, weft__debug_point) =
-        atomic_load_explicit(&weft__sleep_debug_hook, memory_order_relaxed);
-    if (WEFT__UNLIKELY(hook != NULL))
-        hook(s, p);
-}
-
-#define ONE_SLEEPING  ((uint64_t)1)
-#define ONE_INACTIVE  ((uint64_t)1 << 16)
-#define ONE_JEC       ((uint64_t)1 << 32)
-#define LEGACY_ASLEEP ((uint64_t)1)
+#define ONE_SLEEPING ((uint64_t)1)
+#define ONE_INACTIVE ((uint64_t)1 << 16)
+#define ONE_JEC      ((uint64_t)1 << 32)
 
 static unsigned min_u(unsigned a, unsigned b) {
     return a < b ? a : b;
 }
 
-int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned slots,
+int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads, unsigned slots,
                      bool wake_all, bool leave_fast) {
     size_t bytes = (size_t)slots * sizeof(weft__sleep_slot);
     s->slots = aligned_alloc(WEFT__CACHELINE, bytes);
@@ -98,36 +77,26 @@ int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned
     for (unsigned i = 0; i < slots; i++) {
         pthread_mutex_init(&s->slots[i].lock, NULL);
         atomic_init(&s->slots[i].word, WEFT__SLOT_AWAKE);
+        s->slots[i].woken_at_ns = 0;
+        s->slots[i].sampled = false;
+        s->slots[i].flow = 0;
         weft__leave_init(&s->slots[i].leave);
     }
     /* JEC starts odd: no worker is sleepy yet. */
     atomic_init(&s->counters, ONE_JEC);
-    atomic_init(&s->legacy_state, 0);
-    pthread_mutex_init(&s->legacy_lock, NULL);
-    atomic_init(&s->legacy_epoch, 0);
     s->threads = threads;
     s->nslots = slots;
     s->wake_all = wake_all;
-    s->leave_fast = leave_fast;
-    s->cpus = weft__os_cpu_count();
-    s->legacy_rounds = leave_fast ? 0 : LEGACY_ROUNDS_UNTIL_SLEEPY;
-    s->pool = pool;
-    atomic_init(&s->phase.active, 0);
-    atomic_init(&s->phase.fast_once, 0);
-    atomic_init(&s->rhythm.quiet_ns, 0);
-    atomic_init(&s->rhythm.gap_ns, 0);
-    atomic_init(&s->rhythm.gap_dev_ns, 0);
-    atomic_init(&s->rhythm.gaps, 0);
-    atomic_init(&s->rhythm.joined, 0);
-    atomic_init(&s->rhythm.width, 0);
-    atomic_init(&s->wake_call_cpu_ns, 0);
+    s->env = env;
+    weft__leave_pool_init(&s->leave, threads, weft__os_cpu_count(), leave_fast);
+    weft__wake_all_init(&s->all, env, leave_fast);
     return 0;
 }
 
 void weft__sleep_destroy(weft__sleep *s) {
     for (unsigned i = 0; i < s->nslots; i++)
         pthread_mutex_destroy(&s->slots[i].lock);
-    pthread_mutex_destroy(&s->legacy_lock);
+    weft__wake_all_destroy(&s->all);
     weft__sleep_abandon(s);
 }
 
@@ -186,7 +155,7 @@ static void wake_call(weft__sleep *s, weft__sleep_slot *slot, bool sampled) {
     uint64_t cpu = sampled ? weft__os_thread_cpu_ns() : 0;
     weft__os_wake_one(&slot->word);
     if (cpu)
-        weft__leave_record_wake_call(s, weft__os_thread_cpu_ns() - cpu);
+        weft__leave_wake_call(&s->leave, weft__os_thread_cpu_ns() - cpu);
 }
 
 /* Wake worker i if it is asleep. `hinted`: the caller read the counters
@@ -201,11 +170,12 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     pthread_mutex_lock(&slot->lock);
     /* Relaxed: the sleeper writes ASLEEP under this lock. */
     bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT__SLOT_ASLEEP;
-    bool sampled = woke && slot->leave.sampled;
+    bool sampled = woke && slot->sampled;
     if (woke) {
-        slot->leave.woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
-        if (WEFT__UNLIKELY(atomic_load_explicit(&s->pool->trace.on, memory_order_relaxed)))
-            slot->flow = weft__trace_wake(s->pool); /* an arrow to the sleeper */
+        slot->woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
+        /* Relaxed: a flag that turns tracing on and off (trace.h). */
+        if (WEFT__UNLIKELY(atomic_load_explicit(s->env->tracing, memory_order_relaxed)))
+            slot->flow = s->env->trace_wake(s->env->ctx); /* an arrow to the sleeper */
         mark_awake(s, slot, i);
     }
     pthread_mutex_unlock(&slot->lock);
@@ -248,7 +218,7 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
      * a futex call and the machine a time slice (bench/: fib(30) on 8 to 64
      * workers took 0.6-0.8 times as long without those wake-ups). */
     if (!queue_was_empty) {
-        if (idle == 0 || weft__leave_searcher_cap(s) == UINT_MAX)
+        if (idle == 0 || WEFT__LEAVE_NO_CAP)
             wake_any(s, min_u(n, sleepers));
     } else if (idle < n) {
         wake_any(s, min_u(n - idle, sleepers));
@@ -269,47 +239,9 @@ static void back_out(weft__sleep_slot *slot, weft__idle *idle, weft__latch *latc
     idle->spent = spent;
 }
 
-/* Statistics around a blocking wait (both protocols). */
-static void stats_search_end(weft__idle *idle, uint64_t now) {
-    if (idle->search_ns) {
-        weft__stat_add(&idle->stats->search_ns, now - idle->search_ns);
-        atomic_store_explicit(&idle->stats->search_since, 0, memory_order_relaxed);
-    }
-    idle->search_ns = 0;
-}
-
-static void stats_search_begin(weft__idle *idle, uint64_t now) {
-    idle->search_ns = now;
-    /* Relaxed: statistics only (stats.h). */
-    atomic_store_explicit(&idle->stats->search_since, now, memory_order_relaxed);
-}
-
-static uint64_t stats_before_sleep(weft__idle *idle) {
-    weft__stats *st = idle->stats;
-    uint64_t now = weft__now_ns();
-    stats_search_end(idle, now);
-    /* Relaxed: statistics only (stats.h). */
-    atomic_store_explicit(&st->asleep_since, now, memory_order_relaxed);
-    weft__stat_add(&st->sleeps, 1);
-    if (st->woken_without_job)
-        weft__stat_add(&st->futile_wakeups, 1);
-    return now;
-}
-
-static void stats_after_sleep(weft__idle *idle, uint64_t slept_at) {
-    weft__stats *st = idle->stats;
-    uint64_t now = weft__now_ns();
-    weft__stat_add(&st->sleep_ns, now - slept_at);
-    /* Relaxed: statistics only (stats.h). */
-    atomic_store_explicit(&st->asleep_since, 0, memory_order_relaxed);
-    weft__stat_add(&st->wakeups, 1);
-    st->woken_without_job = true;
-    stats_search_begin(idle, now);
-}
-
 /* Wait on the slot word until a waker sets it AWAKE, or, with a deadline,
- * until then, and wake ourselves (leave.c's prediction). True if woken by
- * the deadline. */
+ * until then, and wake ourselves (leave.c: the pool's work is due). True if
+ * the deadline woke us. */
 static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint64_t deadline) {
     /* Acquire: pairs with the waker's release store of AWAKE (and so makes
      * its slot->flow, written before under the lock, visible). */
@@ -323,48 +255,6 @@ static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint6
     return false;
 }
 
-/* Sleep until woken, or until the leave policy's deadline; true if the
- * deadline woke us. */
-static bool block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
-    const _Atomic bool *tracing = &s->pool->trace.on;
-    slot->flow = 0;
-    bool sampled = weft__leave_sample_sleep(&slot->leave); /* under the lock: wakers read it */
-    /* Relaxed: under the lock; a waker reads it under the same lock. */
-    atomic_store_explicit(&slot->word, WEFT__SLOT_ASLEEP, memory_order_relaxed);
-    pthread_mutex_unlock(&slot->lock);
-    weft__debug_yield();
-    uint64_t slept_at = stats_before_sleep(idle);
-    uint64_t deadline = weft__leave_wake_at(s, idle, slept_at); /* owner-only state */
-    weft__trace(tracing, &idle->stats->trace, WEFT__TRACE_SLEEP, 0);
-    uint64_t cpu = sampled ? weft__os_thread_cpu_ns() : 0;
-    bool timed_out = wait_awake(s, slot, idle->index, deadline);
-    if (cpu)
-        weft__leave_record_sleep_cpu(&slot->leave, weft__os_thread_cpu_ns() - cpu);
-    stats_after_sleep(idle, slept_at);
-    if (timed_out) {
-        weft__stat_add(&idle->stats->early_wakeups, 1);
-        weft__leave_record_timed_wake(&slot->leave, deadline, idle->search_ns);
-    }
-    if (slot->flow)
-        weft__trace(tracing, &idle->stats->trace, WEFT__TRACE_WOKEN, slot->flow);
-    weft__trace(tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
-    return timed_out;
-}
-
-/* Our timer ran out as the pool's predicted window opens (leave.c, the pool's
- * rhythm): have as many searchers as the cap allows when the work arrives,
- * like a phase's warm-up, but only that many, and no more than the pool's
- * busy periods engage. */
-static void rally(weft__sleep *s) {
-    /* Seq-cst, like every counter access; a hint here, as in new_jobs. */
-    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    unsigned searching = weft__counters_inactive(c) - weft__counters_sleeping(c);
-    unsigned want =
-        min_u(min_u(weft__leave_searcher_cap(s), s->threads), weft__leave_pool_width(s));
-    if (searching < want)
-        wake_any(s, min_u(want - searching, weft__counters_sleeping(c)));
-}
-
 /* This worker counts itself inactive (searching). If every worker is now
  * inactive the pool has gone quiet: the pool's rhythm starts a quiet period
  * (leave.c). A woken worker counts itself back here too, and may be the last:
@@ -375,7 +265,40 @@ static void count_searching(weft__sleep *s) {
     uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
     if (weft__counters_inactive(old) + 1 ==
         s->threads) /* only workers search (contexts never do) */
-        weft__leave_pool_quiet(s);
+        weft__leave_quiet(&s->leave, weft__now_ns());
+}
+
+/* Sleep until woken, or until the leave policy's deadline; tell the policy
+ * how it went, and rally the searchers it asks for. */
+static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
+    slot->flow = 0;
+    slot->woken_at_ns = 0;
+    slot->sampled = idle->sampled; /* under the lock: its waker reads it */
+    /* Relaxed: under the lock; a waker reads it under the same lock. */
+    atomic_store_explicit(&slot->word, WEFT__SLOT_ASLEEP, memory_order_relaxed);
+    pthread_mutex_unlock(&slot->lock);
+    weft__debug_yield();
+    uint64_t slept_at = weft__idle_sleep_begin(idle);
+    uint64_t cpu = idle->sampled ? weft__os_thread_cpu_ns() : 0;
+    bool timed_out = wait_awake(s, slot, idle->index, idle->wake_at);
+    weft__leave_wake w = {.deadline = idle->wake_at,
+                          .cpu_ns = cpu ? weft__os_thread_cpu_ns() - cpu : 0,
+                          .woken_ns = slot->woken_at_ns}; /* AWAKE's acquire: the waker's */
+    w.now = weft__idle_sleep_end(idle, slept_at);
+    if (timed_out)
+        weft__stat_add(&idle->stats->early_wakeups, 1);
+    if (slot->flow)
+        weft__trace(idle->tracing, &idle->stats->trace, WEFT__TRACE_WOKEN, slot->flow);
+    weft__trace(idle->tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
+    weft__idle_debug_point(s->env, WEFT__DEBUG_WOKEN);
+    weft__debug_yield();
+    count_searching(s); /* our waker took us out of inactive (invariant 2) */
+    unsigned want = weft__leave_woke(&s->leave, &slot->leave, &w);
+    /* Seq-cst, like every counter access; a hint here, as in new_jobs. */
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    unsigned searching = weft__counters_inactive(c) - weft__counters_sleeping(c);
+    if (searching < want) /* a rally: the pool's work is due (leave.c) */
+        wake_any(s, min_u(want - searching, weft__counters_sleeping(c)));
 }
 
 static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
@@ -383,7 +306,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
         return; /* set: the caller's loop ends */
     weft__debug_yield();
     weft__sleep_slot *slot = &s->slots[idle->index];
-    debug_point(s, WEFT__DEBUG_BEFORE_LOCK);
+    weft__idle_debug_point(s->env, WEFT__DEBUG_BEFORE_LOCK);
     pthread_mutex_lock(&slot->lock);
     if (!weft__latch_fall_asleep(latch)) {
         pthread_mutex_unlock(&slot->lock);
@@ -392,158 +315,38 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     /* Relaxed: published to wakers by the seq-cst CAS in count_sleeper. */
     atomic_store_explicit(&slot->word, WEFT__SLOT_DROWSY, memory_order_relaxed);
     weft__debug_yield();
-    debug_point(s, WEFT__DEBUG_BEFORE_COUNT);
+    weft__idle_debug_point(s->env, WEFT__DEBUG_BEFORE_COUNT);
     if (!count_sleeper(s, idle)) {
         back_out(slot, idle, latch, true); /* a job was posted */
         return;
     }
-    debug_point(s, WEFT__DEBUG_BEFORE_FINAL_CHECK);
+    weft__idle_debug_point(s->env, WEFT__DEBUG_BEFORE_FINAL_CHECK);
     weft__debug_yield();
     /* SleepFence. Either the injector's PushFence comes first and the push is
      * visible to the check below, or this fence does and the poster's
      * counter read sees us counted and wakes someone. */
     weft__fence_seq_cst();
     weft__debug_yield();
-    if (weft__pool_final_check(s->pool, idle->index)) {
+    if (s->env->final_check(s->env->ctx, idle->index)) {
         uncount_sleeper(s, 0); /* nobody woke us: we hold our lock */
         back_out(slot, idle, latch, false);
         return;
     }
-    bool timed_out = block(s, slot, idle);
-    debug_point(s, WEFT__DEBUG_WOKEN);
-    weft__debug_yield();
-    count_searching(s); /* our waker took us out of inactive (invariant 2) */
-    weft__leave_record_wake(&slot->leave, idle->search_ns);
-    if (timed_out && weft__leave_pool_due(s, idle->index, idle->search_ns))
-        rally(s);
+    block(s, slot, idle);
     idle->sleepy = idle->spent = false;
     idle->backoff = 0;
     weft__latch_wake_up(latch);
-}
-
-/* ---- Wake-all protocol (the legacy Rayon sleep) -------------------------- */
-
-static uint64_t legacy_sleepy(unsigned index) {
-    return ((uint64_t)index + 1) << 1;
-}
-
-static WEFT__COLD void legacy_tickle_cold(weft__sleep *s) {
-    uint64_t old = atomic_exchange_explicit(&s->legacy_state, 0, memory_order_seq_cst);
-    weft__debug_yield();
-    if (!(old & LEGACY_ASLEEP))
-        return;
-    pthread_mutex_lock(&s->legacy_lock);
-    /* Relaxed: only written under legacy_lock. */
-    uint32_t e = atomic_load_explicit(&s->legacy_epoch, memory_order_relaxed);
-    /* Release: pairs with a sleeper's acquire reload; the lock orders us after
-     * any sleeper that read the old epoch. */
-    atomic_store_explicit(&s->legacy_epoch, e + 1, memory_order_release);
-    pthread_mutex_unlock(&s->legacy_lock);
-    weft__debug_yield();
-    weft__os_wake_all(&s->legacy_epoch);
-}
-
-/* Any event: a new job, a set latch. Seq-cst load: it follows the event in the
- * total order (PushFence, or the latch's seq-cst exchange), see sleep.md. */
-static void legacy_tickle(weft__sleep *s) {
-    weft__debug_yield();
-    if (atomic_load_explicit(&s->legacy_state, memory_order_seq_cst) != 0)
-        legacy_tickle_cold(s);
-}
-
-static bool legacy_get_sleepy(weft__sleep *s, unsigned index) {
-    uint64_t st = atomic_load_explicit(&s->legacy_state, memory_order_seq_cst);
-    while ((st >> 1) == 0) {
-        weft__debug_yield();
-        if (atomic_compare_exchange_weak_explicit(&s->legacy_state, &st, st | legacy_sleepy(index),
-                                                  memory_order_seq_cst, memory_order_seq_cst))
-            return true;
-    }
-    return false; /* another worker is the sleepy one */
-}
-
-static bool legacy_still_sleepy(weft__sleep *s, unsigned index) {
-    uint64_t st = atomic_load_explicit(&s->legacy_state, memory_order_seq_cst);
-    return (st & ~LEGACY_ASLEEP) == legacy_sleepy(index);
-}
-
-/* Move from sleepy to asleep under the lock, and read the epoch to wait on.
- * False: we were tickled meanwhile. */
-static bool legacy_mark_asleep(weft__sleep *s, unsigned index, uint32_t *epoch) {
-    pthread_mutex_lock(&s->legacy_lock);
-    uint64_t st = atomic_load_explicit(&s->legacy_state, memory_order_seq_cst);
-    bool ok = (st & ~LEGACY_ASLEEP) == legacy_sleepy(index) &&
-              atomic_compare_exchange_strong_explicit(&s->legacy_state, &st, LEGACY_ASLEEP,
-                                                      memory_order_seq_cst, memory_order_seq_cst);
-    *epoch = atomic_load_explicit(&s->legacy_epoch, memory_order_relaxed);
-    pthread_mutex_unlock(&s->legacy_lock);
-    return ok;
-}
-
-static void legacy_fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
-    idle->sleepy = false;
-    idle->rounds = 0;
-    uint32_t epoch;
-    debug_point(s, WEFT__DEBUG_LEGACY_BEFORE_ASLEEP);
-    if (!legacy_mark_asleep(s, idle->index, &epoch))
-        return;
-    weft__debug_yield();
-    /* weft's addition to legacy Rayon: its sleep module's SleepFence and final check, for
-     * the injector and our latch. Without it an injected job or a latch set
-     * whose tickle read the state before we got sleepy is lost (sleep.md). */
-    weft__fence_seq_cst();
-    weft__debug_yield();
-    if (weft__pool_final_check(s->pool, idle->index) || weft__latch_probe(latch))
-        return; /* the stale ASLEEP bit costs at most one spurious tickle */
-    /* One wait, no loop (legacy Rayon): the search loop is the loop. */
-    uint64_t slept_at = stats_before_sleep(idle);
-    weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT__TRACE_SLEEP, 0);
-    weft__os_wait(&s->legacy_epoch, epoch);
-    stats_after_sleep(idle, slept_at);
-    weft__trace(&s->pool->trace.on, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
-}
-
-/* Before getting sleepy: legacy Rayon's rounds, unless a phase (or its fast
- * leave) decides (leave.c). */
-static bool legacy_keep_searching(weft__sleep *s, weft__idle *idle, uint64_t now) {
-    if (weft__phase_active(&s->phase) || weft__phase_fast_leave(&s->phase))
-        return weft__leave_keep_searching(s, idle, now);
-    return idle->rounds < s->legacy_rounds;
-}
-
-static void legacy_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch,
-                                 uint64_t now) {
-    if (!idle->sleepy) {
-        if (legacy_keep_searching(s, idle, now)) {
-            idle->rounds++;
-            weft__os_yield();
-        } else if (legacy_get_sleepy(s, idle->index)) {
-            idle->sleepy = true;
-            idle->rounds = 0;
-        } else {
-            weft__os_yield(); /* only one worker may be sleepy at a time */
-        }
-    } else if (idle->rounds < (s->leave_fast ? 0u : LEGACY_SLEEPY_ROUNDS)) {
-        weft__os_yield();
-        if (legacy_still_sleepy(s, idle->index))
-            idle->rounds++;
-        else /* tickled: start over */
-            idle->sleepy = false, idle->rounds = 0;
-    } else {
-        legacy_fall_asleep(s, idle, latch);
-    }
 }
 
 /* ---- Entry points -------------------------------------------------------- */
 
 void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
                                weft__stats *stats) {
-    *idle = (weft__idle){.index = index, .stats = stats};
+    *idle = (weft__idle){.index = index, .stats = stats, .tracing = s->env->tracing};
     /* search_ns and idle_ns stay 0: a search that succeeds at once costs no
      * clock read. */
-    if (s->wake_all)
-        return;
-    count_searching(s);
+    if (WEFT__LIKELY(!s->wake_all))
+        count_searching(s);
 }
 
 /* Targeted: leave the inactive count. True if we were the last searcher while
@@ -557,20 +360,18 @@ static bool leave_searching(weft__sleep *s) {
 }
 
 void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
-    if (idle->search_ns) {
-        uint64_t now = weft__now_ns();
-        stats_search_end(idle, now);
-        weft__leave_record_idle(s, idle->index, now - idle->idle_ns);
-    } else {
-        weft__leave_record_idle(s, idle->index, 0);
-    }
     idle->stats->woken_without_job = false;
-    if (s->wake_all) {
-        if (idle->sleepy)
-            legacy_tickle(s); /* give up being the sleepy one (legacy Rayon) */
+    if (WEFT__UNLIKELY(s->wake_all)) {
+        weft__wake_all_stop_looking(&s->all, idle);
         return;
     }
-    weft__leave_pool_busy(s);
+    uint64_t idle_for = 0;
+    if (idle->search_ns) {
+        uint64_t now = weft__now_ns();
+        weft__idle_search_end(idle, now);
+        idle_for = now - idle->idle_ns;
+    }
+    weft__leave_found(&s->leave, &s->slots[idle->index].leave, idle_for);
     /* We were the last searcher and left work behind: hand over to a sleeper
      * so the rest does not wait for us (the sleep RFC's "missed hazards"). */
     if (leave_searching(s) && more)
@@ -585,45 +386,55 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
  * hand-over): the fence pairs with the poster's PushFence as the SleepFence
  * does, so either we see its push or it saw us gone. */
 void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
-    debug_point(s, WEFT__DEBUG_LEAVING);
-    if (s->wake_all) {
-        weft__sleep_work_found(s, idle, false);
+    weft__idle_debug_point(s->env, WEFT__DEBUG_LEAVING);
+    if (idle->search_ns)
+        weft__idle_search_end(idle, weft__now_ns());
+    idle->stats->woken_without_job = false;
+    if (WEFT__UNLIKELY(s->wake_all)) {
+        weft__wake_all_stop_looking(&s->all, idle);
         return;
     }
-    if (idle->search_ns)
-        stats_search_end(idle, weft__now_ns());
-    idle->stats->woken_without_job = false;
     if (!leave_searching(s))
         return;
     weft__debug_yield();
     weft__fence_seq_cst();
     weft__debug_yield();
-    if (weft__pool_final_check(s->pool, idle->index))
+    if (s->env->final_check(s->env->ctx, idle->index))
         wake_any(s, 1);
 }
 
-void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
-    uint64_t now = weft__now_ns();
-    if (!idle->search_ns)
-        stats_search_begin(idle, now);
-    if (!idle->idle_ns)
-        idle->idle_ns = now;
-    if (s->wake_all) {
-        legacy_no_work_found(s, idle, latch, now);
-    } else if (idle->sleepy) {
-        fall_asleep(s, idle, latch);
-    } else if (!idle->spent && weft__leave_keep_searching(s, idle, now)) {
-        weft__leave_backoff(idle);
-    } else {
-        /* Get sleepy: make the JEC even and remember it; search once more. */
-        idle->jec = weft__counters_jec(jec_increment_if(s, false));
-        idle->sleepy = true;
+/* Ask the leave policy: search again, or get sleepy (make the JEC even and
+ * remember it; search once more, then sleep). */
+static void no_work_found(weft__sleep *s, weft__idle *idle, uint64_t now) {
+    /* Seq-cst, like every counter access; a hint to the policy here. */
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    weft__leave_now in = {.now = now,
+                          .search_ns = idle->search_ns,
+                          .searchers = weft__counters_inactive(c) - weft__counters_sleeping(c),
+                          .phase = s->env->phase};
+    weft__leave *lv = &s->slots[idle->index].leave;
+    weft__leave_verdict v = weft__leave_decide(&s->leave, lv, &in, &idle->wake_at, &idle->sampled);
+    if (v == WEFT__LEAVE_SEARCH && !idle->spent) { /* spent: sleepy again at once (back_out) */
+        weft__leave_backoff(&idle->backoff);
+        return;
     }
+    idle->jec = weft__counters_jec(jec_increment_if(s, false));
+    idle->sleepy = true;
+}
+
+void weft__sleep_no_work_found(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
+    uint64_t now = weft__idle_missed(idle);
+    if (WEFT__UNLIKELY(s->wake_all))
+        weft__wake_all_no_work_found(&s->all, idle, latch, now);
+    else if (idle->sleepy)
+        fall_asleep(s, idle, latch);
+    else
+        no_work_found(s, idle, now);
 }
 
 void weft__sleep_wake_sleepers(weft__sleep *s) {
-    if (s->wake_all) {
-        legacy_tickle(s);
+    if (WEFT__UNLIKELY(s->wake_all)) {
+        weft__wake_all_tickle(&s->all);
         return;
     }
     /* Every slot, under its lock: a worker on its way to sleep (DROWSY, not
@@ -633,8 +444,8 @@ void weft__sleep_wake_sleepers(weft__sleep *s) {
 }
 
 void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned n, bool queue_was_empty) {
-    if (s->wake_all)
-        legacy_tickle(s);
+    if (WEFT__UNLIKELY(s->wake_all))
+        weft__wake_all_tickle(&s->all);
     else
         new_jobs(s, n, queue_was_empty);
 }
@@ -649,15 +460,27 @@ void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_em
     weft__sleep_new_jobs_cold(s, n, queue_was_empty);
 }
 
-void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping) {
-    if (owner >= s->threads) { /* a context sleeps on its own slot, whatever the protocol */
-        if (was_sleeping)
-            wake_specific(s, owner, false);
-    } else if (s->wake_all) {
-        legacy_tickle(s);
-    } else if (was_sleeping) {
-        wake_specific(s, owner, false);
+void weft__sleep_set_latch(weft__sleep *s, weft__latch *l) {
+    unsigned owner = l->owner; /* copied: l may be gone right after the swap */
+    weft__debug_yield();
+    if (WEFT__UNLIKELY(s->wake_all) && owner < s->threads) {
+        /* Seq-cst: the swap must precede the tickle's load in the total
+         * order, as a push's PushFence does (wake_all.c). Release besides:
+         * the owner's acquire probe sees the job's writes. */
+        atomic_exchange_explicit(&l->state, WEFT__LATCH_SET, memory_order_seq_cst);
+        weft__debug_yield();
+        weft__wake_all_tickle(&s->all);
+        return;
     }
+    /* Release: the owner's acquire probe sees the job's writes. An owner
+     * that saw the latch unset moves it SLEEPY -> SLEEPING under its slot
+     * lock with a CAS, which the swap either precedes (the CAS fails) or
+     * follows (we see SLEEPING and take that lock): one word's modification
+     * order, which needs no fence. */
+    uint32_t old = atomic_exchange_explicit(&l->state, WEFT__LATCH_SET, memory_order_release);
+    weft__debug_yield();
+    if (old == WEFT__LATCH_SLEEPING) /* a context sleeps on its slot under either protocol */
+        wake_specific(s, owner, false);
 }
 
 /* A context thread waiting for its latch with nothing of its own left to run

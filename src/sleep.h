@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The sleep module: when idle workers search, sleep, and whom to wake.
- * Two protocols (weft_config.wake): targeted (Rayon's sleep RFC and module) and
- * wake-all (the legacy Rayon sleep). See sleep.c and docs/sleep.md. */
+/* The sleep module: when an idle worker sleeps, and whom a new job or a set
+ * latch wakes. The interface of both protocols (weft_config.wake): targeted
+ * (Rayon's sleep RFC and module, sleep.c) and wake-all (the legacy Rayon
+ * sleep, wake_all.c); each entry point dispatches once. How long a worker
+ * searches first is the leave policy's decision (leave.c). docs/sleep.md. */
 #ifndef WEFT_SLEEP_H
 #define WEFT_SLEEP_H
 
@@ -11,71 +13,52 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "idle.h"
 #include "latch.h"
 #include "leave.h"
-#include "phase.h"
-#include "stats.h"
+#include "wake_all.h"
 
-typedef struct weft_pool weft_pool;
-
-/* A worker's sleep slot: its futex word and the lock a waker takes to be sure
- * a counted sleeper has reached the word (the sleep RFC's is_blocked mutex). */
+/* A sleep slot (one per worker and per context): its futex word and the lock
+ * a waker takes to be sure a counted sleeper has reached the word (the sleep
+ * RFC's is_blocked mutex). */
 enum { WEFT__SLOT_AWAKE = 0, WEFT__SLOT_DROWSY, WEFT__SLOT_ASLEEP };
 
 typedef struct weft__sleep_slot {
     alignas(WEFT__CACHELINE) pthread_mutex_t lock;
     _Atomic uint32_t word; /* A: written under lock; futex word while ASLEEP */
-    weft__leave leave;     /* the worker's history for the leave policy */
+    uint64_t woken_at_ns;  /* L: when a waker woke it; 0: not since it last ran */
+    bool sampled;          /* L: this sleep's CPU is measured, and so is its wake call */
     uint32_t flow;         /* L: trace flow id of the wake-up (trace.c) */
+    weft__leave leave;     /* O: the worker's history, for the leave policy */
 } weft__sleep_slot;
 
 typedef struct weft__sleep {
     /* Targeted protocol: JEC (bits 32-63) | inactive (16-31) | sleeping (0-15). */
     alignas(WEFT__CACHELINE) _Atomic uint64_t counters; /* A */
-    /* Wake-all protocol: sleepy worker + 1 (bits 1..) | anyone asleep (bit 0). */
-    alignas(WEFT__CACHELINE) _Atomic uint64_t legacy_state; /* A */
-    alignas(WEFT__CACHELINE) pthread_mutex_t legacy_lock;
-    _Atomic uint32_t legacy_epoch; /* A: written under legacy_lock; futex word */
     /* Set before the pool is published. */
     alignas(WEFT__CACHELINE) weft__sleep_slot *slots; /* I */
     unsigned threads;                                 /* I: workers (slots 0..threads-1) */
     unsigned nslots;                                  /* I: workers + contexts */
     bool wake_all;                                    /* I: WEFT_WAKE_ALL */
-    bool leave_fast;                                  /* I: WEFT_LEAVE_FAST */
-    unsigned cpus;                                    /* I: CPUs this process may use */
-    unsigned legacy_rounds;                           /* I: wake-all: rounds before sleepy */
-    weft_pool *pool;                                  /* I: for the final injector check */
-    weft__phase phase;                                /* parallel phases (phase.c) */
-    alignas(WEFT__CACHELINE) weft__rhythm rhythm;     /* the pool's idle periods (leave.c) */
-    _Atomic uint64_t wake_call_cpu_ns; /* running median of a waker's CPU across a sampled
-                                          wake call; 0: none measured (leave.c) */
+    const weft__idle_env *env;                        /* I: what the pool provides */
+    weft__leave_pool leave; /* the leave policy's pool-wide state (leave.c) */
+    weft__wake_all all;     /* the wake-all protocol's state (wake_all.c) */
 } weft__sleep;
 
-/* A worker's search state, local to one search loop. */
-struct weft__idle {
-    unsigned index;     /* the searching worker */
-    bool sleepy;        /* targeted: announced in the JEC; one more search, then sleep */
-    bool spent;         /* targeted: get sleepy after the next fruitless search */
-    unsigned backoff;   /* pauses before the next round (leave.c) */
-    unsigned rounds;    /* wake-all: fruitless searches so far (legacy Rayon) */
-    uint32_t jec;       /* targeted: the JEC seen when we got sleepy */
-    weft__stats *stats; /* the worker's statistics */
-    uint64_t search_ns; /* the current search began (statistics); 0: none */
-    uint64_t idle_ns;   /* this idle period's first fruitless search; 0: none */
-};
-
-WEFT__HIDDEN int weft__sleep_init(weft__sleep *s, weft_pool *pool, unsigned threads, unsigned slots,
-                                  bool wake_all, bool leave_fast);
+WEFT__HIDDEN int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads,
+                                  unsigned slots, bool wake_all, bool leave_fast);
 WEFT__HIDDEN void weft__sleep_destroy(weft__sleep *s);
 /* weft__sleep_destroy in a fork child, for a parent's pool: frees the memory
- * without destroying the slots' locks, which threads that did not survive
- * the fork may have held. */
+ * without destroying the locks, which threads that did not survive the fork
+ * may have held. */
 WEFT__HIDDEN void weft__sleep_abandon(weft__sleep *s);
 
-/* A worker starts / stops searching for work. `more`: the place it took its
- * job from still had work, so another idle thread is worth having. */
+/* A worker starts searching for work (before its first search, and after
+ * each job). */
 WEFT__HIDDEN void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
                                             weft__stats *stats);
+/* The search found a job. `more`: the place it took its job from still had
+ * work, so another idle thread is worth having. */
 WEFT__HIDDEN void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more);
 
 /* The search loop ends because its latch is set (not because work was
@@ -120,7 +103,7 @@ WEFT__HIDDEN WEFT__COLD void weft__sleep_new_jobs_cold(weft__sleep *s, unsigned 
 /* new_jobs_cold's early exit, inline: nobody sleepy (odd JEC) and nobody
  * asleep means nobody to warn or wake. */
 static inline void weft__sleep_new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
-    if (!s->wake_all) {
+    if (WEFT__LIKELY(!s->wake_all)) {
         /* Seq-cst, like every counter access (sleep.c). */
         uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
         if (weft__counters_sleeping(c) == 0 && !weft__counters_jec_sleepy(c))
@@ -135,10 +118,16 @@ static inline void weft__sleep_new_jobs(weft__sleep *s, unsigned n, bool queue_w
  * when workers go idle or busy. Seq-cst, like every access to these words
  * (sleep.c); a stale answer costs parallelism, never progress. */
 static inline bool weft__sleep_wants_work(weft__sleep *s) {
-    if (!s->wake_all)
-        return weft__counters_inactive(atomic_load_explicit(&s->counters, memory_order_seq_cst)) !=
-               0;
-    return atomic_load_explicit(&s->legacy_state, memory_order_seq_cst) != 0;
+    if (WEFT__UNLIKELY(s->wake_all))
+        return weft__wake_all_wants_work(&s->all);
+    return weft__counters_inactive(atomic_load_explicit(&s->counters, memory_order_seq_cst)) != 0;
+}
+
+/* An outside thread is about to submit work it waits for (weft_run): the
+ * end of a quiet period of the pool's rhythm (leave.c). */
+static inline void weft__sleep_arrival(weft__sleep *s) {
+    if (WEFT__LIKELY(!s->wake_all))
+        weft__leave_arrival(&s->leave, weft__now_ns());
 }
 
 /* n jobs were pushed into the injector (includes the PushFence). */
@@ -150,22 +139,10 @@ WEFT__HIDDEN void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__l
 /* Wake every sleeping worker (a phase's warm-up). */
 WEFT__HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);
 
-/* A latch owned by worker `owner` was set; `was_sleeping`: its owner had
- * marked it SLEEPING. */
-WEFT__HIDDEN void weft__sleep_latch_set(weft__sleep *s, unsigned owner, bool was_sleeping);
-
-/* Test hooks. weft__sleep_debug_hook, when set, is called on the sleeping
- * worker's thread at these points of the (cold) falling-asleep path, so tests
- * can inject interleavings or random yields there (liburcu's debug-yield). */
-typedef enum {
-    WEFT__DEBUG_BEFORE_LOCK,  /* targeted: sleepy, searched once more, about to lock its slot */
-    WEFT__DEBUG_BEFORE_COUNT, /* targeted: sleepy, about to check the JEC and count */
-    WEFT__DEBUG_BEFORE_FINAL_CHECK,   /* targeted: counted, before the SleepFence */
-    WEFT__DEBUG_LEGACY_BEFORE_ASLEEP, /* wake-all: sleepy, about to mark itself asleep */
-    WEFT__DEBUG_WOKEN,                /* targeted: woken, before it counts itself searching */
-    WEFT__DEBUG_LEAVING,              /* its latch is set: about to stop searching */
-} weft__debug_point;
-WEFT__HIDDEN extern void (*_Atomic weft__sleep_debug_hook)(weft__sleep *s, weft__debug_point p);
+/* Set latch l, owned by a worker or a context of this pool, and wake its
+ * owner if it sleeps on it. l may be freed by its owner as soon as it reads
+ * SET: it is not touched after the swap. */
+WEFT__HIDDEN void weft__sleep_set_latch(weft__sleep *s, weft__latch *l);
 
 /* Test hook: force the jobs event counter (to test wrap-around). */
 WEFT__HIDDEN void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec);

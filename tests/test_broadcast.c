@@ -118,12 +118,13 @@ static void *late_broadcaster(void *arg) {
     return NULL;
 }
 
-static void broadcast_before_lock(weft__sleep *s, weft__debug_point p) {
+static void broadcast_before_lock(void *arg, weft__debug_point p) {
+    weft_pool *hooked = arg;
     if (p != WEFT__DEBUG_BEFORE_LOCK || !atomic_exchange(&race_armed, 0))
         return;
-    uint64_t seq = atomic_load(&s->pool->broadcasts.seq);
-    pthread_create(&race_thread, NULL, late_broadcaster, s->pool);
-    while (atomic_load(&s->pool->broadcasts.seq) == seq) /* posted... */
+    uint64_t seq = atomic_load(&hooked->broadcasts.seq);
+    pthread_create(&race_thread, NULL, late_broadcaster, hooked);
+    while (atomic_load(&hooked->broadcasts.seq) == seq) /* posted... */
         check_sleep_us(10);
     check_sleep_us(5000); /* ...and its wake-up pass has gone by */
 }
@@ -134,7 +135,7 @@ TEST(final_check_sees_a_broadcast_posted_while_falling_asleep) {
     for (int i = 0; i < 5; i++) {
         check_sleep_us(2000);
         race_tally = (tally){0};
-        atomic_store(&weft__sleep_debug_hook, broadcast_before_lock);
+        atomic_store(&weft__idle_debug_hook, broadcast_before_lock);
         atomic_store(&race_armed, 1);
         weft_run(pool, nothing_job, NULL); /* wakes the worker; it falls asleep again */
         double deadline = check_now() + 5;
@@ -142,7 +143,7 @@ TEST(final_check_sees_a_broadcast_posted_while_falling_asleep) {
             CHECK(check_now() < deadline); /* it slept on the broadcast */
             check_sleep_us(100);
         }
-        atomic_store(&weft__sleep_debug_hook, NULL);
+        atomic_store(&weft__idle_debug_hook, NULL);
         pthread_join(race_thread, NULL); /* the hook made it before the run */
     }
     CHECK_EQ(weft_pool_destroy(pool), 0);

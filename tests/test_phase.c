@@ -75,11 +75,11 @@ TEST(phases_nest) {
     weft_phase_begin(pool);
     weft_phase_begin(pool);
     weft_phase_end(pool, true); /* not the last: no fast leave yet */
-    CHECK(weft__phase_active(&pool->sleep.phase));
-    CHECK(!weft__phase_fast_leave(&pool->sleep.phase));
+    CHECK(weft__phase_active(&pool->phase));
+    CHECK(!weft__phase_fast_leave(&pool->phase));
     weft_phase_end(pool, true);
-    CHECK(!weft__phase_active(&pool->sleep.phase));
-    CHECK(weft__phase_fast_leave(&pool->sleep.phase));
+    CHECK(!weft__phase_active(&pool->phase));
+    CHECK(weft__phase_fast_leave(&pool->phase));
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
@@ -101,7 +101,7 @@ TEST(concurrent_begins_and_ends_balance) {
         pthread_create(&t[i], NULL, begin_end_many, pool);
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
-    CHECK_EQ(atomic_load(&pool->sleep.phase.active), 0);
+    CHECK_EQ(atomic_load(&pool->phase.active), 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
@@ -123,9 +123,9 @@ TEST(fast_leave_drops_cpu_at_once) {
     fprintf(stderr, "cpu/wall: retained %.3f, after fast leave %.4f\n", retained, after);
     CHECK(after < 0.02); /* ~0: nobody searches, nobody is woken */
     /* One-time: new work restores the default policy. */
-    CHECK(weft__phase_fast_leave(&pool->sleep.phase));
+    CHECK(weft__phase_fast_leave(&pool->phase));
     CHECK_EQ(weft_spawn(pool, nothing, NULL), 0);
-    CHECK(!weft__phase_fast_leave(&pool->sleep.phase));
+    CHECK(!weft__phase_fast_leave(&pool->phase));
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
@@ -143,7 +143,7 @@ TEST(phase_on_the_default_pool) {
     weft_phase_begin(NULL);
     weft_run(NULL, nothing, NULL);
     weft_phase_end(NULL, true);
-    CHECK(!weft__phase_active(&weft_pool_default()->sleep.phase));
+    CHECK(!weft__phase_active(&weft_pool_default()->phase));
 }
 
 /* Release builds ignore an end without a begin; debug builds assert. */
@@ -151,8 +151,8 @@ TEST(end_without_begin_is_ignored_or_caught) {
 #ifdef NDEBUG
     weft_pool *pool = make_pool(2, WEFT_LEAVE_AUTOMATIC);
     weft_phase_end(pool, true);
-    CHECK_EQ(atomic_load(&pool->sleep.phase.active), 0);
-    CHECK(!weft__phase_fast_leave(&pool->sleep.phase));
+    CHECK_EQ(atomic_load(&pool->phase.active), 0);
+    CHECK(!weft__phase_fast_leave(&pool->phase));
 #else
     /* The child makes its own pool: in a fork child, a pool of the parent
      * ignores phases (weft.h, "fork()"). Forked before this process starts
@@ -170,7 +170,7 @@ TEST(end_without_begin_is_ignored_or_caught) {
     weft_pool *pool = make_pool(2, WEFT_LEAVE_AUTOMATIC);
 #endif
     weft_phase_begin(pool); /* and the count still works */
-    CHECK(weft__phase_active(&pool->sleep.phase));
+    CHECK(weft__phase_active(&pool->phase));
     weft_phase_end(pool, false);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }

@@ -89,8 +89,8 @@ TEST(oversubscribed_64) {
 /* Random yields at the sleep protocol's points widen every race window. */
 static _Atomic unsigned yield_rng = 1;
 
-static void random_yield(weft__sleep *s, weft__debug_point p) {
-    (void)s;
+static void random_yield(void *arg, weft__debug_point p) {
+    (void)arg;
     (void)p;
     unsigned r = atomic_fetch_add_explicit(&yield_rng, 2654435761u, memory_order_relaxed);
     if ((r >> 13) & 1)
@@ -98,9 +98,9 @@ static void random_yield(weft__sleep *s, weft__debug_point p) {
 }
 
 TEST(random_yields_at_protocol_points) {
-    atomic_store(&weft__sleep_debug_hook, random_yield);
+    atomic_store(&weft__idle_debug_hook, random_yield);
     oversubscribed(16);
-    atomic_store(&weft__sleep_debug_hook, NULL);
+    atomic_store(&weft__idle_debug_hook, NULL);
 }
 
 /* Outside threads hammer one oversubscribed pool at once. */

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/* The leave policy alone (src/leave.c): its decisions from the inputs it is
+ * given, with no pool, no sleep module and no clock but the times passed in.
+ * Each test walks one row of the decision table at the top of leave.c. */
+#include <stdatomic.h>
+#include <time.h>
+
+#include "check.h"
+#include "leave.h"
+
+#define US 1000u
+#define T0 ((uint64_t)1000000000u) /* a time well after 0 (0 means "none") */
+
+/* A policy of `threads` workers on `cpus` CPUs, whose worker has measured a
+ * wake-up of 20 us and timed wake-ups that run 2 us late. */
+typedef struct policy {
+    weft__leave_pool lp;
+    weft__leave lv;
+    weft__phase phase;
+} policy;
+
+static void make(policy *p, unsigned threads, unsigned cpus, bool fast) {
+    weft__leave_pool_init(&p->lp, threads, cpus, fast);
+    weft__leave_init(&p->lv);
+    weft__phase_init(&p->phase);
+    p->lv.wake_ns = 20 * US;
+    p->lv.late_ns = 2 * US;
+}
+
+/* The verdict for a worker that began its search at T0, is one of
+ * `searchers` searching, at T0 + us. */
+static weft__leave_verdict decide_at(policy *p, unsigned searchers, double us, uint64_t *wake_at) {
+    weft__leave_now in = {.now = T0 + (uint64_t)(us * US),
+                          .search_ns = T0,
+                          .searchers = searchers,
+                          .phase = &p->phase};
+    uint64_t at;
+    bool sampled;
+    weft__leave_verdict v = weft__leave_decide(&p->lp, &p->lv, &in, wake_at ? wake_at : &at, &sampled);
+    CHECK(v == WEFT__LEAVE_SEARCH || v == WEFT__LEAVE_SLEEP);
+    return v;
+}
+
+static bool searches(policy *p, unsigned searchers, double us) {
+    return decide_at(p, searchers, us, NULL) == WEFT__LEAVE_SEARCH;
+}
+
+/* A sleep that a waker ended after `latency` ns, and whose CPU was measured. */
+static void sleep_cost(policy *p, uint64_t latency, uint64_t cpu) {
+    weft__leave_wake w = {.now = T0 + latency, .woken_ns = T0, .cpu_ns = cpu};
+    CHECK_EQ(weft__leave_woke(&p->lp, &p->lv, &w), 0);
+}
+
+/* Rows 1-3: a phase searches for its bound since the last work, a fast leave
+ * after it sleeps at once, WEFT_LEAVE_FAST always sleeps. */
+TEST(phases_and_fast_come_first) {
+    policy p;
+    make(&p, 8, 2, true); /* WEFT_LEAVE_FAST */
+    CHECK(!searches(&p, 1, 1));
+    atomic_store(&p.phase.active, 1);
+    CHECK(searches(&p, 8, 5000));                           /* over the cap too */
+    CHECK(!searches(&p, 1, WEFT__PHASE_RETAIN_NS / US + 1)); /* past its bound */
+    atomic_store(&p.phase.active, 0);
+    atomic_store(&p.phase.fast_once, 1);
+    make(&p, 8, 2, false);
+    atomic_store(&p.phase.fast_once, 1);
+    CHECK(!searches(&p, 1, 1));
+    weft__phase_new_work(&p.phase); /* new work ends the one-time fast leave */
+    CHECK(searches(&p, 1, 1));
+}
+
+/* Rows 6-8, the ski rental: search for up to the budget, unless more than
+ * half the workers search, or idle periods mostly outlast the budget. */
+TEST(search_for_the_budget_under_the_cap) {
+    policy p;
+    make(&p, 8, 2, false);
+    CHECK(searches(&p, 1, 15));  /* unmeasured: the wake-up's latency, 20 us */
+    CHECK(!searches(&p, 1, 25)); /* spent */
+    CHECK(searches(&p, 4, 1));   /* half the workers */
+    CHECK(!searches(&p, 5, 1));  /* one more finds nothing the others would not */
+    for (int i = 0; i < 16; i++) /* idle periods that outlast the budget */
+        weft__leave_found(&p.lp, &p.lv, 100 * US);
+    CHECK(!searches(&p, 1, 1));
+    for (int i = 0; i < 16; i++) /* and ones that end within it */
+        weft__leave_found(&p.lp, &p.lv, 5 * US);
+    CHECK(searches(&p, 1, 1));
+    make(&p, 1, 2, false); /* one worker: the cap is one */
+    CHECK(searches(&p, 1, 1));
+}
+
+/* The budget is the CPU a sleep/wake round trip costs, once measured: the
+ * sleeper's share and its wakers', each a running median, which ignores the
+ * tails (an interrupt charged to a thread in the kernel) a mean would follow. */
+TEST(budget_is_the_cpu_cost_of_a_sleep) {
+    policy p;
+    make(&p, 8, 2, false);
+    for (int i = 0; i < 128; i++) { /* one sample in four hit by an interrupt */
+        sleep_cost(&p, 20 * US, i % 4 ? 4 * US : 150 * US);
+        weft__leave_wake_call(&p.lp, i % 4 ? 4 * US : 150 * US);
+    }
+    CHECK(searches(&p, 1, 5));
+    CHECK(!searches(&p, 1, 15)); /* a mean would be about 75 us */
+}
+
+/* One sleep in eight has its CPU measured, the first one included. */
+TEST(sleeps_are_sampled) {
+    policy p;
+    make(&p, 8, 2, false);
+    p.lv.hit_rate = 0; /* sleep at once */
+    int sampled = 0;
+    for (int i = 0; i < 64; i++) {
+        weft__leave_now in = {.now = T0, .search_ns = T0, .searchers = 1, .phase = &p.phase};
+        uint64_t at;
+        bool s;
+        CHECK(weft__leave_decide(&p.lp, &p.lv, &in, &at, &s) == WEFT__LEAVE_SLEEP);
+        CHECK(i != 0 || s);
+        sampled += s;
+    }
+    CHECK_EQ(sampled, 8);
+}
+
+/* The pool saw quiet periods of gap +- dev ns between busy periods that
+ * engaged `width` workers each, and went quiet at T0. */
+static void rhythm(policy *p, uint64_t gap, uint64_t dev, unsigned width) {
+    atomic_store(&p->lp.width, width * WEFT__LEAVE_WIDTH_ONE);
+    atomic_store(&p->lp.gaps, 4);
+    atomic_store(&p->lp.gap_ns, gap);
+    atomic_store(&p->lp.gap_dev_ns, dev);
+    atomic_store(&p->lp.quiet_ns, T0);
+}
+
+/* Row 4: a regular rhythm of busy periods wider than one worker is followed:
+ * a worker sleeps until just before the window (early by a wake-up, so the
+ * workers it rallies are running when it opens, and by its lateness),
+ * searches through the window over the cap, and forgets it once the pool is
+ * busy again. */
+TEST(pool_work_due_is_searched_for) {
+    policy p;
+    make(&p, 2, 2, false);
+    p.lv.hit_rate = 0; /* its own history says: sleep at once */
+    uint64_t at;
+    CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP && at == 0); /* nothing learnt */
+    rhythm(&p, 200 * US, 5 * US, 2);
+    CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP);
+    CHECK_EQ(at, T0 + 200 * US - 2 * 5 * US - 20 * US - 2 * US);
+    CHECK(searches(&p, 2, 180));  /* in the window, over the cap */
+    CHECK(!searches(&p, 2, 50));  /* long before it */
+    CHECK(!searches(&p, 2, 400)); /* long after it */
+    weft__leave_found(&p.lp, &p.lv, 0);
+    CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP && at == 0);
+    CHECK(!searches(&p, 2, 180));
+}
+
+/* A sleeper its deadline woke as the pool's work is due rallies as many
+ * searchers as the busy periods engage, no more than the cap; one a waker
+ * woke, or that woke outside the window, rallies nobody. */
+TEST(timed_wake_rallies_searchers) {
+    policy p;
+    make(&p, 8, 2, false);
+    rhythm(&p, 200 * US, 5 * US, 3);
+    weft__leave_wake w = {.now = T0 + 175 * US, .deadline = T0 + 174 * US};
+    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 3);
+    rhythm(&p, 200 * US, 5 * US, 8);
+    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 4); /* the cap: half of 8 */
+    w.woken_ns = T0 + 170 * US;
+    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 0);
+    w = (weft__leave_wake){.now = T0 + 50 * US, .deadline = T0 + 50 * US};
+    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 0);
+}
+
+/* Rhythms that are not followed: irregular (a window wider than the gap),
+ * long (more than 16 wake-ups: a wake-up is no visible part of it), or of
+ * busy periods that engage one worker (one small job at a time: its own
+ * wake-up finds the one worker it needs). */
+TEST(irregular_long_or_narrow_rhythms_are_not_followed) {
+    static const struct {
+        uint64_t gap, dev;
+        unsigned width;
+    } cases[] = {{200 * US, 150 * US, 2}, {1000 * US, 5 * US, 2}, {200 * US, 5 * US, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        policy p;
+        make(&p, 2, 1, false);
+        p.lv.hit_rate = 0;
+        rhythm(&p, cases[i].gap, cases[i].dev, cases[i].width);
+        uint64_t at;
+        CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP && at == 0);
+        CHECK(!searches(&p, 2, (double)cases[i].gap / US));
+    }
+}
+
+/* Row 5: busy periods wider than the CPUs make an implicit phase: idle
+ * workers search through the quiet period (over the cap, against their hit
+ * rate) until its window closes, and through busy periods for a phase's
+ * bound; a deviation within one wake-up counts as regular there (back-to-back
+ * loop calls), not in a pool no wider than its CPUs. */
+TEST(oversubscribed_rhythm_is_an_implicit_phase) {
+    policy p;
+    make(&p, 8, 2, false);
+    p.lv.hit_rate = 0;
+    CHECK(!searches(&p, 8, 50)); /* no rhythm yet */
+    rhythm(&p, 200 * US, 5 * US, 3);
+    CHECK(searches(&p, 8, 50));   /* the quiet period */
+    CHECK(searches(&p, 8, 200));  /* its window */
+    CHECK(!searches(&p, 8, 400)); /* past it: sleep */
+    weft__leave_found(&p.lp, &p.lv, 0);
+    CHECK(searches(&p, 8, 5000));   /* busy, as a phase */
+    CHECK(!searches(&p, 8, 20000)); /* past a phase's bound */
+    rhythm(&p, 20 * US, 15 * US, 3); /* deviation 15 us, wake-up 20 us */
+    CHECK(searches(&p, 8, 10));
+    CHECK(!searches(&p, 8, 90));
+    rhythm(&p, 20 * US, 25 * US, 3); /* beyond one wake-up */
+    CHECK(!searches(&p, 8, 10));
+    rhythm(&p, 20 * US, 15 * US, 2); /* as wide as the CPUs: the strict rule */
+    CHECK(!searches(&p, 8, 10));
+}
+
+/* The pool learns the width of its busy periods (each worker that finds work
+ * counts once, saturating at the worker count, averaged as it goes quiet)
+ * and the time from going quiet to the next waited-for arrival; an arrival
+ * while busy teaches nothing, nor does going quiet with no work found. */
+TEST(pool_learns_its_rhythm) {
+    policy p;
+    make(&p, 2, 2, false);
+    weft__leave_arrival(&p.lp, T0); /* never quiet */
+    CHECK_EQ(atomic_load(&p.lp.gaps), 0);
+    uint64_t t = T0;
+    for (int i = 0; i < 6; i++) {
+        for (int j = 0; j < 5; j++)
+            weft__leave_found(&p.lp, &p.lv, 0); /* counts two: two workers */
+        weft__leave_quiet(&p.lp, t);
+        t += 300 * US;
+        weft__leave_arrival(&p.lp, t);
+        CHECK_EQ(atomic_load(&p.lp.quiet_ns), 0); /* busy again */
+    }
+    CHECK_EQ(atomic_load(&p.lp.gaps), 6);
+    CHECK_EQ(atomic_load(&p.lp.gap_ns), 300 * US);
+    CHECK_EQ(atomic_load(&p.lp.width), 2 * WEFT__LEAVE_WIDTH_ONE);
+    weft__leave_arrival(&p.lp, t + 1); /* not quiet since: no sample */
+    CHECK_EQ(atomic_load(&p.lp.gaps), 6);
+    weft__leave_quiet(&p.lp, t + 2); /* no work found since: not quiet */
+    CHECK_EQ(atomic_load(&p.lp.quiet_ns), 0);
+    weft__leave_found(&p.lp, &p.lv, 0);
+    weft__leave_quiet(&p.lp, t + 3); /* one job: the width moves towards one */
+    CHECK(atomic_load(&p.lp.width) < 2 * WEFT__LEAVE_WIDTH_ONE);
+}
+
+/* The back-off spins 1, 2, ..., 32 pauses, then yields (no state left). */
+TEST(backoff_spins_then_yields) {
+    unsigned rounds = 0;
+    for (int i = 0; i < 10; i++)
+        weft__leave_backoff(&rounds);
+    CHECK_EQ(rounds, 6);
+}
+
