@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "rhythm.h"
 
 /* ---- Parallel phases (oneTBB's; the public calls are in phase.c) ---------
  *
@@ -100,26 +101,15 @@ typedef struct weft__leave {
                               within the search budget */
 } weft__leave;
 
-/* The pool's: its rhythm (idle periods of the whole pool that end with work
- * an outside thread waits for) and its wakers' share of a sleep's cost. Any
- * thread; relaxed atomics: hints, where a lost update costs one prediction. */
+/* The pool's: its rhythm (rhythm.h) and its wakers' share of a sleep's cost. */
 typedef struct weft__leave_pool {
-    alignas(WEFT__CACHELINE) _Atomic uint64_t quiet_ns; /* the pool went quiet; 0: it is not */
-    _Atomic uint64_t gap_ns;                            /* moving average of its quiet periods */
-    _Atomic uint64_t gap_dev_ns;   /* moving average of their distance from gap_ns */
-    _Atomic uint32_t gaps;         /* quiet periods seen, saturating */
-    _Atomic uint32_t joined;       /* workers that found work since the pool was quiet */
-    _Atomic uint32_t width;        /* moving average of joined per busy period, in
-                                      1/WEFT__LEAVE_WIDTH_ONE workers; 0: none seen */
+    weft__rhythm rhythm;
     _Atomic uint64_t wake_call_ns; /* running median of a waker's CPU across a sampled
-                                      wake call; 0: none yet */
+                                      wake call; 0: none yet. Any thread, relaxed: a hint */
     unsigned threads;              /* I: workers */
     unsigned cpus;                 /* I: CPUs this process may use */
     bool fast;                     /* I: WEFT_LEAVE_FAST */
 } weft__leave_pool;
-
-/* Fixed point of weft__leave_pool.width. */
-#define WEFT__LEAVE_WIDTH_ONE 256
 
 /* What a worker with nothing to do knows now. */
 typedef struct weft__leave_now {
@@ -147,7 +137,8 @@ WEFT__HIDDEN void weft__leave_init(weft__leave *lv);
 WEFT__HIDDEN weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
                                                     const weft__leave_now *in, uint64_t *wake_at,
                                                     bool *sampled);
-/* An idle period of `ns` ended with work found (0: found at once). (owner) */
+/* An idle period of `ns` ended with work found (0: found at once); the pool
+ * is busy (rhythm.h). (owner) */
 WEFT__HIDDEN void weft__leave_found(weft__leave_pool *lp, weft__leave *lv, uint64_t ns);
 /* A sleep ended. Returns how many workers should be searching now: more
  * than 0 when its deadline woke it as the pool's work is due, so that it
@@ -156,11 +147,6 @@ WEFT__HIDDEN unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv,
                                        const weft__leave_wake *w);
 /* A waker's sampled wake call cost it `ns` of CPU (any thread). */
 WEFT__HIDDEN void weft__leave_wake_call(weft__leave_pool *lp, uint64_t ns);
-/* The pool went quiet (every worker inactive), or an outside thread submits
- * work it will wait for (weft_run): the two ends of the pool's quiet
- * periods. (any thread) */
-WEFT__HIDDEN void weft__leave_quiet(weft__leave_pool *lp, uint64_t now);
-WEFT__HIDDEN void weft__leave_arrival(weft__leave_pool *lp, uint64_t now);
 
 /* Pause before the next search round: a few spins, then yields. (owner) */
 WEFT__HIDDEN void weft__leave_backoff(unsigned *rounds);

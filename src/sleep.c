@@ -265,7 +265,7 @@ static void count_searching(weft__sleep *s) {
     uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
     if (weft__counters_inactive(old) + 1 ==
         s->threads) /* only workers search (contexts never do) */
-        weft__leave_quiet(&s->leave, weft__now_ns());
+        weft__rhythm_quiet(&s->leave.rhythm, weft__now_ns());
 }
 
 /* Sleep until woken, or until the leave policy's deadline; tell the policy

@@ -127,7 +127,7 @@ static inline bool weft__sleep_wants_work(weft__sleep *s) {
  * end of a quiet period of the pool's rhythm (leave.c). */
 static inline void weft__sleep_arrival(weft__sleep *s) {
     if (WEFT__LIKELY(!s->wake_all))
-        weft__leave_arrival(&s->leave, weft__now_ns());
+        weft__rhythm_arrival(&s->leave.rhythm, weft__now_ns());
 }
 
 /* n jobs were pushed into the injector (includes the PushFence). */

@@ -36,7 +36,8 @@ static weft__leave_verdict decide_at(policy *p, unsigned searchers, double us, u
                           .phase = &p->phase};
     uint64_t at;
     bool sampled;
-    weft__leave_verdict v = weft__leave_decide(&p->lp, &p->lv, &in, wake_at ? wake_at : &at, &sampled);
+    weft__leave_verdict v =
+        weft__leave_decide(&p->lp, &p->lv, &in, wake_at ? wake_at : &at, &sampled);
     CHECK(v == WEFT__LEAVE_SEARCH || v == WEFT__LEAVE_SLEEP);
     return v;
 }
@@ -58,7 +59,7 @@ TEST(phases_and_fast_come_first) {
     make(&p, 8, 2, true); /* WEFT_LEAVE_FAST */
     CHECK(!searches(&p, 1, 1));
     atomic_store(&p.phase.active, 1);
-    CHECK(searches(&p, 8, 5000));                           /* over the cap too */
+    CHECK(searches(&p, 8, 5000));                            /* over the cap too */
     CHECK(!searches(&p, 1, WEFT__PHASE_RETAIN_NS / US + 1)); /* past its bound */
     atomic_store(&p.phase.active, 0);
     atomic_store(&p.phase.fast_once, 1);
@@ -122,11 +123,11 @@ TEST(sleeps_are_sampled) {
 /* The pool saw quiet periods of gap +- dev ns between busy periods that
  * engaged `width` workers each, and went quiet at T0. */
 static void rhythm(policy *p, uint64_t gap, uint64_t dev, unsigned width) {
-    atomic_store(&p->lp.width, width * WEFT__LEAVE_WIDTH_ONE);
-    atomic_store(&p->lp.gaps, 4);
-    atomic_store(&p->lp.gap_ns, gap);
-    atomic_store(&p->lp.gap_dev_ns, dev);
-    atomic_store(&p->lp.quiet_ns, T0);
+    atomic_store(&p->lp.rhythm.width, width * WEFT__RHYTHM_ONE);
+    atomic_store(&p->lp.rhythm.gaps, 4);
+    atomic_store(&p->lp.rhythm.gap_ns, gap);
+    atomic_store(&p->lp.rhythm.gap_dev_ns, dev);
+    atomic_store(&p->lp.rhythm.quiet_ns, T0);
 }
 
 /* Row 4: a regular rhythm of busy periods wider than one worker is followed:
@@ -203,8 +204,8 @@ TEST(oversubscribed_rhythm_is_an_implicit_phase) {
     CHECK(searches(&p, 8, 200));  /* its window */
     CHECK(!searches(&p, 8, 400)); /* past it: sleep */
     weft__leave_found(&p.lp, &p.lv, 0);
-    CHECK(searches(&p, 8, 5000));   /* busy, as a phase */
-    CHECK(!searches(&p, 8, 20000)); /* past a phase's bound */
+    CHECK(searches(&p, 8, 5000));    /* busy, as a phase */
+    CHECK(!searches(&p, 8, 20000));  /* past a phase's bound */
     rhythm(&p, 20 * US, 15 * US, 3); /* deviation 15 us, wake-up 20 us */
     CHECK(searches(&p, 8, 10));
     CHECK(!searches(&p, 8, 90));
@@ -221,27 +222,27 @@ TEST(oversubscribed_rhythm_is_an_implicit_phase) {
 TEST(pool_learns_its_rhythm) {
     policy p;
     make(&p, 2, 2, false);
-    weft__leave_arrival(&p.lp, T0); /* never quiet */
-    CHECK_EQ(atomic_load(&p.lp.gaps), 0);
+    weft__rhythm_arrival(&p.lp.rhythm, T0); /* never quiet */
+    CHECK_EQ(atomic_load(&p.lp.rhythm.gaps), 0);
     uint64_t t = T0;
     for (int i = 0; i < 6; i++) {
         for (int j = 0; j < 5; j++)
             weft__leave_found(&p.lp, &p.lv, 0); /* counts two: two workers */
-        weft__leave_quiet(&p.lp, t);
+        weft__rhythm_quiet(&p.lp.rhythm, t);
         t += 300 * US;
-        weft__leave_arrival(&p.lp, t);
-        CHECK_EQ(atomic_load(&p.lp.quiet_ns), 0); /* busy again */
+        weft__rhythm_arrival(&p.lp.rhythm, t);
+        CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0); /* busy again */
     }
-    CHECK_EQ(atomic_load(&p.lp.gaps), 6);
-    CHECK_EQ(atomic_load(&p.lp.gap_ns), 300 * US);
-    CHECK_EQ(atomic_load(&p.lp.width), 2 * WEFT__LEAVE_WIDTH_ONE);
-    weft__leave_arrival(&p.lp, t + 1); /* not quiet since: no sample */
-    CHECK_EQ(atomic_load(&p.lp.gaps), 6);
-    weft__leave_quiet(&p.lp, t + 2); /* no work found since: not quiet */
-    CHECK_EQ(atomic_load(&p.lp.quiet_ns), 0);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.gaps), 6);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.gap_ns), 300 * US);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.width), 2 * WEFT__RHYTHM_ONE);
+    weft__rhythm_arrival(&p.lp.rhythm, t + 1); /* not quiet since: no sample */
+    CHECK_EQ(atomic_load(&p.lp.rhythm.gaps), 6);
+    weft__rhythm_quiet(&p.lp.rhythm, t + 2); /* no work found since: not quiet */
+    CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
     weft__leave_found(&p.lp, &p.lv, 0);
-    weft__leave_quiet(&p.lp, t + 3); /* one job: the width moves towards one */
-    CHECK(atomic_load(&p.lp.width) < 2 * WEFT__LEAVE_WIDTH_ONE);
+    weft__rhythm_quiet(&p.lp.rhythm, t + 3); /* one job: the width moves towards one */
+    CHECK(atomic_load(&p.lp.rhythm.width) < 2 * WEFT__RHYTHM_ONE);
 }
 
 /* The back-off spins 1, 2, ..., 32 pauses, then yields (no state left). */
@@ -251,4 +252,3 @@ TEST(backoff_spins_then_yields) {
         weft__leave_backoff(&rounds);
     CHECK_EQ(rounds, 6);
 }
-

@@ -371,7 +371,7 @@ TEST(implicit_phase_ends_when_the_rhythm_stops) {
         spin_us(300);
     }
     CHECK_EQ(atomic_load(&ran), ROUNDS);
-    CHECK(atomic_load(&pool->sleep.leave.gaps) >= 4); /* the pool's gaps were learnt */
+    CHECK(atomic_load(&pool->sleep.leave.rhythm.gaps) >= 4); /* the pool's gaps were learnt */
     wait_all_asleep(pool); /* a search that outlived its window never sleeps */
     /* Back-to-back loops: the short quiet periods the wake-cost tolerance is
      * for (whether it trusts them here depends on the scheduler; the end

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* The pool's rhythm (rhythm.h).
+ *
+ * A program that alternates parallel loops with serial code leaves its whole
+ * pool quiet for about the same time between loops. A quiet period runs from
+ * the moment the last active worker becomes inactive (sleep.c,
+ * count_searching) to the next weft_run from outside: work somebody waits
+ * for. A detached spawn teaches nothing, since nobody waits for its start. A
+ * quiet period begins only once some worker found work since the last one,
+ * so a woken worker that counts itself back before finding any does not
+ * start a new one. The pool also keeps its width: how many workers found work
+ * in each busy period (each one that leaves the search counts once more).
+ */
+#include "rhythm.h"
+
+/* The window spans WINDOW_DEVS mean deviations either side of the mean
+ * quiet period. A rhythm is regular when that window is no wider than the
+ * period itself, trusted once half a history of periods were seen, and worth
+ * following while a period lasts at most PREDICT_MAX_WAKES wake-ups (beyond,
+ * a wake-up loses under 1/16 of it, less than a search through the window
+ * would cost). */
+#define WINDOW_DEVS       2
+#define PREDICT_MAX_WAKES 16
+
+void weft__rhythm_init(weft__rhythm *r, unsigned threads) {
+    atomic_init(&r->quiet_ns, 0);
+    atomic_init(&r->gap_ns, 0);
+    atomic_init(&r->gap_dev_ns, 0);
+    atomic_init(&r->gaps, 0);
+    atomic_init(&r->joined, 0);
+    atomic_init(&r->width, 0);
+    r->threads = threads;
+}
+
+void weft__rhythm_busy(weft__rhythm *r) {
+    if (atomic_load_explicit(&r->quiet_ns, memory_order_relaxed))
+        atomic_store_explicit(&r->quiet_ns, 0, memory_order_relaxed);
+    /* A load and a store, not an increment: a count lost to a race costs a
+     * hint, and saturating keeps the line unwritten in long busy periods. */
+    uint32_t joined = atomic_load_explicit(&r->joined, memory_order_relaxed);
+    if (joined < r->threads)
+        atomic_store_explicit(&r->joined, joined + 1, memory_order_relaxed);
+}
+
+void weft__rhythm_quiet(weft__rhythm *r, uint64_t now) {
+    uint64_t joined = atomic_load_explicit(&r->joined, memory_order_relaxed);
+    if (joined == 0) /* nobody found work since it was last quiet: still quiet */
+        return;
+    uint64_t width = atomic_load_explicit(&r->width, memory_order_relaxed);
+    if (width == 0)
+        width = joined * WEFT__RHYTHM_ONE;
+    else
+        weft__moving_average(&width, joined * WEFT__RHYTHM_ONE);
+    atomic_store_explicit(&r->width, (uint32_t)width, memory_order_relaxed);
+    atomic_store_explicit(&r->joined, 0, memory_order_relaxed);
+    atomic_store_explicit(&r->quiet_ns, now, memory_order_relaxed);
+}
+
+void weft__rhythm_arrival(weft__rhythm *r, uint64_t now) {
+    if (!atomic_load_explicit(&r->quiet_ns, memory_order_relaxed))
+        return;
+    uint64_t quiet = atomic_exchange_explicit(&r->quiet_ns, 0, memory_order_relaxed);
+    if (!quiet || now <= quiet)
+        return;
+    uint64_t ns = now - quiet, gap = atomic_load_explicit(&r->gap_ns, memory_order_relaxed);
+    uint64_t dev = atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed);
+    uint32_t gaps = atomic_load_explicit(&r->gaps, memory_order_relaxed);
+    if (gaps == 0) {
+        gap = ns, dev = ns / 2; /* untrusted until a few more agree */
+    } else {
+        weft__moving_average(&dev, ns > gap ? ns - gap : gap - ns);
+        weft__moving_average(&gap, ns);
+    }
+    atomic_store_explicit(&r->gap_ns, gap, memory_order_relaxed);
+    atomic_store_explicit(&r->gap_dev_ns, dev, memory_order_relaxed);
+    if (gaps < 1u << WEFT__RHYTHM_HISTORY)
+        atomic_store_explicit(&r->gaps, gaps + 1, memory_order_relaxed);
+}
+
+unsigned weft__rhythm_engaged(const weft__rhythm *r) {
+    uint32_t width = atomic_load_explicit(&r->width, memory_order_relaxed);
+    return (width + WEFT__RHYTHM_ONE - 1) / WEFT__RHYTHM_ONE;
+}
+
+bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose, uint64_t *lo,
+                         uint64_t *hi) {
+    uint64_t gap = atomic_load_explicit(&r->gap_ns, memory_order_relaxed);
+    uint64_t dev = atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed);
+    uint64_t spread = WINDOW_DEVS * dev;
+    bool regular = 2 * spread <= gap || (loose && dev <= wake_ns);
+    if (atomic_load_explicit(&r->gaps, memory_order_relaxed) < 1u << (WEFT__RHYTHM_HISTORY - 1) ||
+        !regular || gap > PREDICT_MAX_WAKES * wake_ns)
+        return false;
+    uint64_t quiet = atomic_load_explicit(&r->quiet_ns, memory_order_relaxed);
+    *lo = *hi = 0;
+    if (quiet) {
+        *lo = quiet + (gap > spread + wake_ns ? gap - spread - wake_ns : 0);
+        *hi = quiet + gap + spread + wake_ns;
+    }
+    return true;
+}
