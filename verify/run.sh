@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Model-check weft's targeted sleep protocol and its latch protocol with SPIN
-# (verify/sleep.pml, which includes verify/shared*.pml; verify/README.md
-# explains the model and the results).
+# Model-check weft's sleep protocols and its latch protocol with SPIN
+# (verify/sleep.pml: targeted; verify/wake_all.pml: wake-all; both include
+# verify/shared*.pml; verify/README.md explains the models and the results).
 #
 #   verify/run.sh              run every check; exit 0 only if every correct
 #                              model passes and every broken variant is rejected
@@ -50,13 +50,24 @@ CHECKS=(
 "owner-leaves|pass|no job waits for a latch owner that left the loop: the leave hand-over (C11, 2 workers, 2 jobs)|-DOWNER_LEAVES"
 "sleep-timed|pass|no lost wake-up, invariants hold with timed self-wake-ups (leave.c's prediction; C11, 2 workers, 2 jobs)|-DTIMED"
 "broken-self-wake-no-lock|assert|a timed self-wake-up without the slot lock: it and a waker both uncount the sleeper|-DTIMED -DSELF_WAKE_NO_LOCK"
+"wake-all|pass|wake-all: no lost wake-up, latches tickle (C11, 2 workers, 2 jobs)||wake_all"
+"wake-all-tso|pass|wake-all: the same under x86-TSO|-DTSO|wake_all"
+"wake-all-owner-leaves|pass|wake-all: no job waits for a latch owner that left, without a hand-over (C11)|-DOWNER_LEAVES|wake_all"
+"wake-all-latches-3|pass|wake-all: no lost wake-up (C11, 3 workers, no jobs: latches only)|-DW=3 -DNJOBS=0|wake_all"
+"wake-all-broken-final-check|lost|wake-all without SleepFence and final check: legacy Rayon (C11)|-DNO_FINAL_CHECK|wake_all"
+"wake-all-no-final-check-tso|pass|control: the same under x86-TSO passes (the PushFence suffices there)|-DTSO -DNO_FINAL_CHECK|wake_all"
+"wake-all-broken-sleep-fence|lost|wake-all, SleepFence removed (C11: the final check is an unordered load)|-DNO_SLEEP_FENCE|wake_all"
+"wake-all-broken-push-fence|lost|wake-all, PushFence removed (TSO: the push waits in the store buffer)|-DTSO -DNO_PUSH_FENCE|wake_all"
+"wake-all-broken-latch-release|lost|wake-all, latch set by a release exchange: its SET waits past the tickle's load (C11)|-DLATCH_RELEASE -DNJOBS=0|wake_all"
+"wake-all-broken-tickle-lock|lost|wake-all, the tickle bumps the epoch without legacy_lock|-DNO_TICKLE_LOCK|wake_all"
 )
 
-# Bigger configurations, run with --all (about 40 s more here).
+# Bigger configurations, run with --all (about 70 s more here).
 EXTRA=(
 "owner-leaves-3|pass|the same with 3 workers, 1 job (C11)|-DW=3 -DNJOBS=1 -DOWNER_LEAVES"
 "sleep-timed-3|pass|the same with 3 workers, 1 job (C11)|-DTIMED -DW=3 -DNJOBS=1"
 "sleep-context-1|pass|no lost wake-up, invariants hold (C11, 2 workers, 1 job, a context owner)|-DCONTEXT -DNJOBS=1"
+"wake-all-3|pass|wake-all: no lost wake-up (C11, 3 workers, 1 job)|-DW=3 -DNJOBS=1|wake_all"
 )
 
 field() { # field N LINE
@@ -159,7 +170,7 @@ run_check() {
         # The main models must not be vacuous: every worker statement is
         # reachable, except the submitter's store-buffer drain in the inline
         # they share.
-        if [ $ok = 1 ] && [ "$name" = sleep ]; then
+        if [ $ok = 1 ] && { [ "$name" = sleep ] || [ "$name" = wake-all ]; }; then
             local unreached
             unreached=$(awk '/^unreached in proctype Worker/ { on = 1; next }
                              /^unreached in/ { on = 0 }
@@ -214,9 +225,16 @@ trail() {
         exit 1
     fi
     echo "# $name: spin $flags $model.pml (shortest counterexample found)"
-    echo "# pids: 0 Submitter, 1 Setter, 2 Memory, 3 init, 4.. Worker 0.., then Context (a line: pid, process, model file:line, steps)"
-    echo "# word: 0 AWAKE 1 DROWSY 2 ASLEEP; latch: 0 UNSET 1 SLEEPY 2 SLEEPING 3 SET; latch[W] = LJOB"
-    echo "# phase: 0 searching, 1 get sleepy next, 2 sleepy; ghosts (know, rel, counted, ...) omitted"
+    if [ "$model" = wake_all ]; then
+        echo "# pids: 0 Submitter, 1 Setter, 2 Memory, 3 init, 4.. Worker 0.. (a line: pid, process, model file:line, steps)"
+        echo "# latch: 0 UNSET 3 SET; latch[W] = LJOB; lsleepy: the sleepy worker + 1; lasleep: the asleep bit"
+        echo "# stale, eq: bit i for worker i: the epoch changed since i read it / i waits on it"
+        echo "# phase: 0 searching, 2 sleepy; ghosts (know, rel, bumping, ...) omitted"
+    else
+        echo "# pids: 0 Submitter, 1 Setter, 2 Memory, 3 init, 4.. Worker 0.., then Context (a line: pid, process, model file:line, steps)"
+        echo "# word: 0 AWAKE 1 DROWSY 2 ASLEEP; latch: 0 UNSET 1 SLEEPY 2 SLEEPING 3 SET; latch[W] = LJOB"
+        echo "# phase: 0 searching, 1 get sleepy next, 2 sleepy; ghosts (know, rel, counted, ...) omitted"
+    fi
     # shellcheck disable=SC2086
     (cd "$dir" && spin $flags -t -p "$model.pml" 2>&1) |
         sed -n -E 's/^ *[0-9]+:[[:space:]]+proc +([0-9]+) \(([A-Za-z]+)[^)]*\) ([a-z_]+\.pml:[0-9]+) \(state [0-9]+\)[[:space:]]+(.*)$/\1 \2 \3 \4/p' |
