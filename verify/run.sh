@@ -109,7 +109,7 @@ model_of() { # model_of LINE
     printf '%s' "${m:-sleep}"
 }
 
-# build NAME FLAGS MODEL: generate and compile pan in $tmp/NAME
+# build NAME FLAGS MODEL [CFLAG]: generate and compile pan in $tmp/NAME
 build() {
     local dir=$tmp/$1
     mkdir -p "$dir"
@@ -120,7 +120,7 @@ build() {
         sed 's/^/    /' "$dir/spin.out"
         return 1
     }
-    (cd "$dir" && "$CC" "${PAN_CFLAGS[@]}" -o pan pan.c >cc.out 2>&1) || {
+    (cd "$dir" && "$CC" "${PAN_CFLAGS[@]}" ${4:+"$4"} -o pan pan.c >cc.out 2>&1) || {
         echo "FAIL $1: compiling pan.c failed"
         sed 's/^/    /' "$dir/cc.out" | head -20
         return 1
@@ -216,7 +216,8 @@ trail() {
     flags=$(field 3 "$line")
     model=$(model_of "$line")
     dir=$tmp/$name
-    build "$name" "$flags" "$model" || exit 1
+    # -DREACH: with -i, pan then finds a shortest counterexample
+    build "$name" "$flags" "$model" -DREACH || exit 1
     local panargs=("-m$PAN_DEPTH" -i)
     [ "$expect" = lost ] && panargs+=(-A)
     (cd "$dir" && ./pan "${panargs[@]}" >pan.out 2>&1)
