@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Model-check weft's targeted sleep protocol and its latch protocol with SPIN
-# (verify/sleep.pml; verify/README.md explains the model and the results).
+# Model-check weft's sleep protocols and its latch protocol with SPIN
+# (verify/sleep.pml: targeted; verify/wake_all.pml: wake-all; both include
+# verify/shared*.pml; verify/README.md explains the models and the results).
 #
 #   verify/run.sh              run every check; exit 0 only if every correct
 #                              model passes and every broken variant is rejected
@@ -15,14 +16,13 @@
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
-model=$here/sleep.pml
 CC=${CC:-gcc}
 # Exhaustive search, state vectors compressed; pan stops (and the check fails
 # as incomplete) if it would need more than MEMLIM MB.
 PAN_CFLAGS=(-O1 -w -DSAFETY -DCOLLAPSE -DMEMLIM=2048)
 PAN_DEPTH=200000
 
-# name | expected | what it shows | spin -D flags
+# name | expected | what it shows | spin -D flags [| model: sleep (default) or wake_all]
 #   pass      exhaustive search, no assertion violation, no invalid end state
 #   lost      SPIN finds an invalid end state (a thread blocked for ever while a
 #             job is queued or a latch is set); assertions are ignored (-A) so
@@ -50,13 +50,24 @@ CHECKS=(
 "owner-leaves|pass|no job waits for a latch owner that left the loop: the leave hand-over (C11, 2 workers, 2 jobs)|-DOWNER_LEAVES"
 "sleep-timed|pass|no lost wake-up, invariants hold with timed self-wake-ups (leave.c's prediction; C11, 2 workers, 2 jobs)|-DTIMED"
 "broken-self-wake-no-lock|assert|a timed self-wake-up without the slot lock: it and a waker both uncount the sleeper|-DTIMED -DSELF_WAKE_NO_LOCK"
+"wake-all|pass|wake-all: no lost wake-up, latches tickle (C11, 2 workers, 2 jobs)||wake_all"
+"wake-all-tso|pass|wake-all: the same under x86-TSO|-DTSO|wake_all"
+"wake-all-owner-leaves|pass|wake-all: no job waits for a latch owner that left, without a hand-over (C11)|-DOWNER_LEAVES|wake_all"
+"wake-all-latches-3|pass|wake-all: no lost wake-up (C11, 3 workers, no jobs: latches only)|-DW=3 -DNJOBS=0|wake_all"
+"wake-all-broken-final-check|lost|wake-all without SleepFence and final check: legacy Rayon (C11)|-DNO_FINAL_CHECK|wake_all"
+"wake-all-no-final-check-tso|pass|control: the same under x86-TSO passes (the PushFence suffices there)|-DTSO -DNO_FINAL_CHECK|wake_all"
+"wake-all-broken-sleep-fence|lost|wake-all, SleepFence removed (C11: the final check is an unordered load)|-DNO_SLEEP_FENCE|wake_all"
+"wake-all-broken-push-fence|lost|wake-all, PushFence removed (TSO: the push waits in the store buffer)|-DTSO -DNO_PUSH_FENCE|wake_all"
+"wake-all-broken-latch-release|lost|wake-all, latch set by a release exchange: its SET waits past the tickle's load (C11)|-DLATCH_RELEASE -DNJOBS=0|wake_all"
+"wake-all-broken-tickle-lock|lost|wake-all, the tickle bumps the epoch without legacy_lock|-DNO_TICKLE_LOCK|wake_all"
 )
 
-# Bigger configurations, run with --all (about 40 s more here).
+# Bigger configurations, run with --all (about 70 s more here).
 EXTRA=(
 "owner-leaves-3|pass|the same with 3 workers, 1 job (C11)|-DW=3 -DNJOBS=1 -DOWNER_LEAVES"
 "sleep-timed-3|pass|the same with 3 workers, 1 job (C11)|-DTIMED -DW=3 -DNJOBS=1"
 "sleep-context-1|pass|no lost wake-up, invariants hold (C11, 2 workers, 1 job, a context owner)|-DCONTEXT -DNJOBS=1"
+"wake-all-3|pass|wake-all: no lost wake-up (C11, 3 workers, 1 job)|-DW=3 -DNJOBS=1|wake_all"
 )
 
 field() { # field N LINE
@@ -91,18 +102,25 @@ need_tools() {
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft-verify.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# build NAME FLAGS: generate and compile pan in $tmp/NAME
+# the model a check runs: sleep (default) or wake_all
+model_of() { # model_of LINE
+    local m
+    m=$(field 4 "$1")
+    printf '%s' "${m:-sleep}"
+}
+
+# build NAME FLAGS MODEL [CFLAG]: generate and compile pan in $tmp/NAME
 build() {
     local dir=$tmp/$1
     mkdir -p "$dir"
-    cp "$model" "$dir/sleep.pml"
+    cp "$here"/*.pml "$dir/"
     # shellcheck disable=SC2086
-    (cd "$dir" && spin $2 -a sleep.pml >spin.out 2>&1) || {
+    (cd "$dir" && spin $2 -a "$3.pml" >spin.out 2>&1) || {
         echo "FAIL $1: spin -a failed"
         sed 's/^/    /' "$dir/spin.out"
         return 1
     }
-    (cd "$dir" && "$CC" "${PAN_CFLAGS[@]}" -o pan pan.c >cc.out 2>&1) || {
+    (cd "$dir" && "$CC" "${PAN_CFLAGS[@]}" ${4:+"$4"} -o pan pan.c >cc.out 2>&1) || {
         echo "FAIL $1: compiling pan.c failed"
         sed 's/^/    /' "$dir/cc.out" | head -20
         return 1
@@ -114,13 +132,14 @@ failed=0
 
 run_check() {
     local line=$1
-    local name expect what flags dir out states secs t0 t1 panargs
+    local name expect what flags model dir out states secs t0 t1 panargs
     name=$(field 0 "$line")
     expect=$(field 1 "$line")
     what=$(field 2 "$line")
     flags=$(field 3 "$line")
+    model=$(model_of "$line")
     dir=$tmp/$name
-    if ! build "$name" "$flags"; then
+    if ! build "$name" "$flags" "$model"; then
         failed=$((failed + 1))
         return
     fi
@@ -148,14 +167,14 @@ run_check() {
         else
             why="spin found an error: $(grep -m1 -e 'pan:1:' "$out")"
         fi
-        # The main model must not be vacuous: every worker statement is
+        # The main models must not be vacuous: every worker statement is
         # reachable, except the submitter's store-buffer drain in the inline
         # they share.
-        if [ $ok = 1 ] && [ "$name" = sleep ]; then
+        if [ $ok = 1 ] && { [ "$name" = sleep ] || [ "$name" = wake-all ]; }; then
             local unreached
             unreached=$(awk '/^unreached in proctype Worker/ { on = 1; next }
                              /^unreached in/ { on = 0 }
-                             on && /sleep\.pml:/ && !/"(sb = 0|uf = 1|lrel = pushes)"/' "$out")
+                             on && /\.pml:/ && !/"(sb = 0|uf = 1|lrel = pushes)"/' "$out")
             if [ -n "$unreached" ]; then
                 ok=0
                 why="Worker statements unreachable (vacuous model?): $(echo "$unreached" | head -3 | tr -s '\t\n' '  ')"
@@ -190,46 +209,56 @@ run_check() {
 
 # One line per step: pid, process, model line, what it did.
 trail() {
-    local line name expect flags dir
+    local line name expect flags model dir
     line=$(find_check "$1") || { echo "no check named $1" >&2; exit 2; }
     name=$1
     expect=$(field 1 "$line")
     flags=$(field 3 "$line")
+    model=$(model_of "$line")
     dir=$tmp/$name
-    build "$name" "$flags" || exit 1
+    # -DREACH: with -i, pan then finds a shortest counterexample
+    build "$name" "$flags" "$model" -DREACH || exit 1
     local panargs=("-m$PAN_DEPTH" -i)
     [ "$expect" = lost ] && panargs+=(-A)
     (cd "$dir" && ./pan "${panargs[@]}" >pan.out 2>&1)
-    if [ ! -f "$dir/sleep.pml.trail" ]; then
+    if [ ! -f "$dir/$model.pml.trail" ]; then
         echo "$name: spin found no counterexample" >&2
         exit 1
     fi
-    echo "# $name: spin $flags (shortest counterexample found)"
-    echo "# pids: 0 Submitter, 1 Setter, 2 Memory, 3 init, 4.. Worker 0.., then Context (a line: pid, process, model line, steps)"
-    echo "# word: 0 AWAKE 1 DROWSY 2 ASLEEP; latch: 0 UNSET 1 SLEEPY 2 SLEEPING 3 SET; latch[W] = LJOB"
-    echo "# phase: 0 searching, 1 get sleepy next, 2 sleepy; ghosts (know, rel, counted, ...) omitted"
+    echo "# $name: spin $flags $model.pml (shortest counterexample found)"
+    if [ "$model" = wake_all ]; then
+        echo "# pids: 0 Submitter, 1 Setter, 2 Memory, 3 init, 4.. Worker 0.. (a line: pid, process, model file:line, steps)"
+        echo "# latch: 0 UNSET 3 SET; latch[W] = LJOB; lsleepy: the sleepy worker + 1; lasleep: the asleep bit"
+        echo "# stale, eq: bit i for worker i: the epoch changed since i read it / i waits on it"
+        echo "# phase: 0 searching, 2 sleepy; ghosts (know, rel, bumping, ...) omitted"
+    else
+        echo "# pids: 0 Submitter, 1 Setter, 2 Memory, 3 init, 4.. Worker 0.., then Context (a line: pid, process, model file:line, steps)"
+        echo "# word: 0 AWAKE 1 DROWSY 2 ASLEEP; latch: 0 UNSET 1 SLEEPY 2 SLEEPING 3 SET; latch[W] = LJOB"
+        echo "# phase: 0 searching, 1 get sleepy next, 2 sleepy; ghosts (know, rel, counted, ...) omitted"
+    fi
     # shellcheck disable=SC2086
-    (cd "$dir" && spin $flags -t -p sleep.pml 2>&1) |
-        sed -n -E 's/^ *[0-9]+:[[:space:]]+proc +([0-9]+) \(([A-Za-z]+)[^)]*\) sleep\.pml:([0-9]+) \(state [0-9]+\)[[:space:]]+(.*)$/\1 \2 \3 \4/p' |
+    (cd "$dir" && spin $flags -t -p "$model.pml" 2>&1) |
+        sed -n -E 's/^ *[0-9]+:[[:space:]]+proc +([0-9]+) \(([A-Za-z]+)[^)]*\) ([a-z_]+\.pml:[0-9]+) \(state [0-9]+\)[[:space:]]+(.*)$/\1 \2 \3 \4/p' |
         grep -v -e '\[(1)\]' -e '\.(goto)' -e '\[else\]' -e '\[break\]' -e 'assert(' \
             -e 'run Worker' -e 'cur = (' -e '\[know\[' -e '\[l\{0,1\}rel = ' \
             -e '\[wk\[' -e '\[uf = ' -e '\[pops = ' -e '\[counted\[' -e '\[waking\[' \
+            -e '\[bumping = ' \
             -e '\[seen = ' -e '\[(!(stop))\]$' -e '\[(ok)\]$' -e '\[(stop)\]$' -e '\[(got)\]$' |
         grep -v -E '\[(ok|woke|n|i|old|stop|got|more|c_in|c_sl|nonempty|seen|was_empty) = 0\]$' |
         awk '{ key = $1 " " $3; txt = $0; sub(/^[^ ]+ [^ ]+ [^ ]+ /, "", txt)
-               if (key != prev) { if (NR > 1) printf "\n"; printf "%-3s %-10s line %-4s %s", $1, $2, $3, txt }
+               if (key != prev) { if (NR > 1) printf "\n"; printf "%-3s %-10s %-17s %s", $1, $2, $3, txt }
                else printf "  %s", txt
                prev = key }
              END { printf "\n" }'
     echo "# end state:"
     # shellcheck disable=SC2086
-    (cd "$dir" && spin $flags -t sleep.pml 2>&1) | sed -n '/processes:/,$p' | grep -e 'proc ' | sed 's/^/#   /'
+    (cd "$dir" && spin $flags -t "$model.pml" 2>&1) | sed -n '/processes:/,$p' | grep -e 'proc ' | sed 's/^/#   /'
 }
 
 case ${1:-} in
 --list)
     for c in "${CHECKS[@]}" "${EXTRA[@]}"; do
-        printf '%-26s %-6s %s\n' "$(field 0 "$c")" "$(field 1 "$c")" "$(field 2 "$c")"
+        printf '%-30s %-6s %s\n' "$(field 0 "$c")" "$(field 1 "$c")" "$(field 2 "$c")"
     done
     exit 0
     ;;

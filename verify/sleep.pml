@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* weft's targeted sleep protocol and its latch protocol, for SPIN.
  * verify/README.md maps every step to src/ and argues every abstraction;
- * verify/run.sh runs the checks.
+ * verify/run.sh runs the checks. shared.pml and shared_procs.pml hold what
+ * this model shares with wake_all.pml (the wake-all protocol): the latches,
+ * the injector and its store buffer, the submitter's destroy, the setter,
+ * Memory.
  *
  * Processes:
  *   Worker(0..W-1)  weft__worker_wait_until_cold: probe the latch, search the
@@ -62,15 +65,11 @@
  *                    a sleeper for work left in the injector
  */
 
-#ifndef W
-#define W 2
-#endif
-#ifndef NJOBS
-#define NJOBS 2
-#endif
 #ifndef JEC_MOD
 #define JEC_MOD 2
 #endif
+
+#include "shared.pml"
 
 #ifdef CONTEXT
 #define NSLOTS (W + 1)          /* slot W: the context's */
@@ -78,26 +77,12 @@
 #define NSLOTS W
 #endif
 
-/* latch states (latch.h) */
-#define UNSET    0
-#define SLEEPY   1
-#define SLEEPING 2
-#define SET      3
-
 /* slot words (sleep.h) */
 #define AWAKE  0
 #define DROWSY 1
 #define ASLEEP 2
 
-/* where a worker is in its search (weft__idle.sleepy and .spent) */
-#define SEARCHING 0 /* !sleepy, !spent: search again (leave policy) or get sleepy */
-#define AT_SLEEPY 1 /* !sleepy, spent: get sleepy at the next miss             */
-#define IS_SLEEPY 2 /* sleepy: fall asleep at the next miss                     */
-
-#define LJOB W       /* latch[LJOB]: the job latch worker 0 waits for first */
-#define LCTX (W + 1) /* latch[LCTX]: the context's latch */
-
-/* ---- shared state -------------------------------------------------------- */
+/* ---- the targeted protocol's state (shared.pml: latches, injector) ------- */
 
 /* weft__sleep.counters, one atomic word: JEC | inactive | sleeping */
 byte jec = 1;          /* starts odd: nobody sleepy */
@@ -108,73 +93,22 @@ byte sleeping = 0;
 bit counted[W];        /* worker i's +1 is in `sleeping` */
 bit waking[NSLOTS];    /* a waker holding i's lock stored AWAKE, has not uncounted */
 
-/* the injector, as its `length` word: memory's value, and sb = the
- * submitter's store buffer holds its last push (length store + unlock) */
-byte length = 0;
-bit sb = 0;
-bit uf = 0;            /* ghost: memory holds a push whose PushFence has not run */
-
-/* Ghosts for C11 visibility (not used under TSO). A relaxed load of `length`
- * may return a stale value, but not older than the last push that
- * happens-before it. Each process has `kn`: how many of the submitter's
- * pushes happen-before its next step. Knowledge travels along the
- * synchronisation the code has: every counter access is seq-cst (acquire;
- * the counters word only ever changes by RMWs, so every later reader
- * synchronises with every earlier writer: `rel`), the injector lock (`lrel`),
- * and a waker's release store of AWAKE read by the sleeper (`wk`). The model
- * leaves out other synchronisation (the slot locks, futexes), which only
- * makes it allow more stale reads. Knowledge below `pops` means the same as
- * `pops` (those jobs are gone), so a pop raises every value to at least
- * `pops`: equal states get equal ghosts. */
-byte pushes = 0;       /* jobs the submitter has pushed */
-byte pops = 0;         /* jobs the workers have popped (FIFO: the injector holds pushes pops..) */
-byte rel = 0;          /* knowledge released into the counters word */
-byte lrel = 0;         /* knowledge released through the injector lock */
-byte wk[W];            /* knowledge released with the AWAKE store into word[i] */
-byte know[4 + W];      /* each process's knowledge, by _pid (Submitter 0, Setter 1,
-                        * Workers 4..); `kn` is the running process's */
-#define kn know[_pid]
+/* Ghost for C11 visibility (shared.pml explains the others): the knowledge
+ * released with a waker's AWAKE store into word[i], which the sleeper
+ * acquires when it sees AWAKE. */
+byte wk[W];
 
 /* sleep slots */
 byte word[NSLOTS];     /* AWAKE / DROWSY / ASLEEP */
 byte slot_lock[NSLOTS];/* 0 free, else holder's _pid + 1 */
 bit futex_q[NSLOTS];   /* the slot's owner is queued in futex_wait on its word */
 
-/* latches: 0..W-1 the terminate latches, LJOB worker 0's job latch, LCTX */
-byte latch[W + 2];
-
-/* the pending count latch (weft_pool_destroy holds one count); its owner is
- * the outside submitter */
-byte pending = NJOBS + 1;
-byte olatch = UNSET;
-bit ofutex_q = 0;
-
-#define MAX(a, b) ((a) > (b) -> (a) : (b))
-
-/* ghost updates: C11 only (G: plain statement list) */
-#ifndef TSO
-#define G(x) x
-#else
-#define G(x) skip
-#endif
-
-/* a seq-cst load of the counters (acquire) / a read-modify-write of them */
-inline cnt_acq() {
-    G(kn = MAX(kn, rel))
-}
-inline cnt_rmw() {
-    G(kn = MAX(kn, rel); rel = kn)
-}
-
-/* after a pop: knowledge below `pops` is raised to it (same meaning) */
-inline normalize() {
-    know[0] = MAX(know[0], pops); know[1] = MAX(know[1], pops);
-    know[4] = MAX(know[4], pops); know[5] = MAX(know[5], pops);
+/* normalize (shared.pml): the waker hand-offs too */
+inline normalize_model() {
 #if W == 3
-    know[6] = MAX(know[6], pops); wk[2] = MAX(wk[2], pops);
+    wk[2] = MAX(wk[2], pops);
 #endif
-    wk[0] = MAX(wk[0], pops); wk[1] = MAX(wk[1], pops);
-    rel = MAX(rel, pops); lrel = MAX(lrel, pops)
+    wk[0] = MAX(wk[0], pops); wk[1] = MAX(wk[1], pops)
 }
 
 /* ---- invariants ------------------------------------------------------------ */
@@ -226,15 +160,6 @@ inline UNLOCK(t) {
 }
 
 /* ---- waking (sleep.c) ------------------------------------------------------ */
-
-/* The submitter's locked instructions drain its store buffer (TSO); as with
- * the Memory process, the push is then visible but not yet fenced. */
-inline drain_if_submitter() {
-    if
-    :: _pid == 0 && sb -> length++; sb = 0; G(uf = 1; lrel = pushes)
-    :: else
-    fi
-}
 
 /* uncount_sleeper(s, ONE_INACTIVE) for a woken worker: out of `sleeping` and,
  * since e0e49d2, out of `inactive` too (it adds itself back once it runs);
@@ -382,41 +307,6 @@ inline latch_wake_up(l) {
     }
 }
 
-/* The final check (weft__pool_final_check: the injectors; broadcasts are not
- * modelled), a relaxed load of `length`, after the SleepFence.
- * C11 (default): seq-cst fences are totally ordered; if the submitter's
- * PushFence came first, its push is visible here; if ours came first we may
- * miss it (and the submitter's counter read sees us counted). In the model a
- * push stays in the store buffer until its PushFence, so a check before that
- * fence misses it; and one the Memory process flushed early (uf) may be
- * missed too while its fence has not run. Without the SleepFence nothing
- * orders this load but happens-before: like the searches, it may be stale.
- * TSO: the load reads memory; our counting CAS was a locked instruction, so
- * no fence is needed for that (NO_SLEEP_FENCE changes nothing). */
-inline fenced_check() {
-#if defined(TSO)
-    nonempty = (length > 0)
-#else
-    if
-    :: nonempty = (length > 0)
-    :: uf && length == 1 -> nonempty = 0
-    fi
-#endif
-}
-
-inline final_check() {
-#if defined(NO_FINAL_CHECK)
-    nonempty = 0
-#elif defined(NO_SLEEP_FENCE) && !defined(TSO)
-    if
-    :: nonempty = (length > 0)
-    :: pops >= kn -> nonempty = 0
-    fi
-#else
-    fenced_check()
-#endif
-}
-
 inline fall_asleep() {
     /* weft__latch_get_sleepy: CAS UNSET -> SLEEPY; fails only if SET */
     atomic { ok = (latch[cur] == UNSET); if :: ok -> latch[cur] = SLEEPY :: else fi }
@@ -552,13 +442,7 @@ loop:
 #endif
             inactive--; cnt_rmw(); check(); stop = 1
         :: else ->
-            if
-            :: length > 0 -> length--; got = 1; G(pops++; kn = MAX(kn, lrel); lrel = kn; normalize())
-            :: length == 0
-#ifndef TSO
-            :: length > 0 && pops >= kn    /* the relaxed is_empty check read a stale 0 */
-#endif
-            fi
+            pop_or_miss()
         fi
     }
     if
@@ -599,20 +483,7 @@ loop:
         :: else
         fi;
         ok = 0; seen = 0;
-        /* the job runs; it counts the pending latch down and the last one
-         * sets it (set_outside: swap SET, futex-wake if SLEEPING) */
-        atomic {
-            pending--;
-            if
-            :: pending == 0 -> old = olatch; olatch = SET
-            :: else
-            fi
-        }
-        if
-        :: old == SLEEPING -> ofutex_q = 0
-        :: else
-        fi;
-        old = 0;
+        job_done();                        /* the job runs */
         atomic { inactive++; cnt_rmw(); phase = SEARCHING; check() }   /* start_looking */
         goto loop
     :: else
@@ -651,13 +522,7 @@ active proctype Submitter() {
         /* weft__pool_inject: was_empty, a relaxed load (our own buffered
          * store forwards to it) */
         was_empty = (length + sb == 0);
-        /* weft__injector_push: the lock is a locked RMW (drains our buffer);
-         * the length store and the unlock go to the store buffer */
-        atomic { if :: sb -> length++; G(uf = 1; lrel = pushes) :: else fi; sb = 1; pushes++; G(kn = pushes) }
-#ifndef NO_PUSH_FENCE
-        /* PushFence: drains the store buffer */
-        atomic { if :: sb -> length++; sb = 0; G(lrel = pushes) :: else fi; G(uf = 0) }
-#endif
+        injector_push();                   /* push, PushFence */
         /* new_jobs(s, 1, was_empty): jec_increment_if(s, true) (its CAS,
          * taken only when the JEC is even, is a locked RMW that drains the
          * buffer too), then the wake rule; n = 1, so min(n, sleepers) and
@@ -690,53 +555,7 @@ active proctype Submitter() {
     :: else -> break
     od;
 
-    /* weft_pool_destroy: drop our count of the pending latch (the last one
-     * sets it), then wait_outside on it */
-    atomic {
-        pending--;
-        if
-        :: pending == 0 -> olatch = SET
-        :: else
-        fi
-    }
-    s = olatch;
-    do
-    :: s == SET -> break
-    :: s == UNSET ->
-        atomic { if :: olatch == UNSET -> olatch = SLEEPING; s = SLEEPING :: else -> s = olatch fi }
-    :: s == SLEEPING ->
-        atomic { if :: olatch == SLEEPING -> ofutex_q = 1 :: else fi };   /* futex_wait */
-        ofutex_q == 0;
-        s = olatch                         /* acquire load */
-    od;
-    assert(pending == 0 && length == 0 && sb == 0);
-
-    /* stop_workers: set each terminate latch */
-    i = 0;
-    do
-    :: i < W -> set_latch(i, i); i++
-    :: else -> break
-    od
-}
-
-active proctype Setter() {
-    byte old, seen;
-    bit woke;
-#ifndef CONTEXT
-    set_latch(LJOB, 0)
-#else
-    if
-    :: set_latch(LJOB, 0); set_latch(LCTX, W)
-    :: set_latch(LCTX, W); set_latch(LJOB, 0)
-    fi
-#endif
-}
-
-active proctype Memory() {
-end:
-    do
-    :: atomic { sb -> length++; sb = 0; G(uf = 1; lrel = pushes) }
-    od
+    destroy()
 }
 
 #ifdef CONTEXT
@@ -782,15 +601,4 @@ proctype Context() {
 }
 #endif
 
-init {
-    atomic {
-        run Worker(0);
-        run Worker(1);
-#if W == 3
-        run Worker(2);
-#endif
-#ifdef CONTEXT
-        run Context();
-#endif
-    }
-}
+#include "shared_procs.pml"
