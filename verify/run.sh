@@ -59,7 +59,7 @@ CHECKS=(
 "wake-all-broken-sleep-fence|lost|wake-all, SleepFence removed (C11: the final check is an unordered load)|-DNO_SLEEP_FENCE|wake_all"
 "wake-all-broken-push-fence|lost|wake-all, PushFence removed (TSO: the push waits in the store buffer)|-DTSO -DNO_PUSH_FENCE|wake_all"
 "wake-all-broken-latch-release|lost|wake-all, latch set by a release exchange: its SET waits past the tickle's load (C11)|-DLATCH_RELEASE -DNJOBS=0|wake_all"
-"wake-all-broken-tickle-lock|lost|wake-all, the tickle bumps the epoch without legacy_lock|-DNO_TICKLE_LOCK|wake_all"
+"wake-all-broken-tickle-lock|lost|wake-all, the tickle bumps the epoch without its lock|-DNO_TICKLE_LOCK|wake_all"
 )
 
 # Bigger configurations, run with --all (about 70 s more here).

@@ -50,12 +50,12 @@ bit uf = 0;            /* ghost: memory holds a push whose PushFence has not run
  * happens-before it. Each process has `kn`: how many of the submitter's
  * pushes happen-before its next step. Knowledge travels along the
  * synchronisation the code has: every access to the protocol's word (the
- * targeted protocol's counters, the wake-all protocol's legacy_state) is
+ * targeted protocol's counters, the wake-all protocol's state) is
  * seq-cst (acquire; the word only ever changes by RMWs, so every later reader
  * synchronises with every earlier writer: `rel`), the injector lock (`lrel`),
  * and what a model adds (targeted: a waker's release store of AWAKE read by
  * the sleeper, `wk`). The model leaves out other synchronisation (the slot
- * locks, legacy_lock, futexes), which only makes it allow more stale reads.
+ * locks, the wake-all lock, futexes), which only makes it allow more stale reads.
  * Knowledge below `pops` means the same as `pops` (those jobs are gone), so a
  * pop raises every value to at least `pops`: equal states get equal ghosts. */
 byte pushes = 0;       /* jobs the submitter has pushed */
@@ -139,7 +139,7 @@ inline injector_push() {
 #endif
 }
 
-/* The final check (weft__pool_final_check: the injectors; broadcasts are not
+/* The final check (pool.c's final_check: the injectors; broadcasts are not
  * modelled), a relaxed load of `length`, after the SleepFence.
  * C11 (default): seq-cst fences are totally ordered; if the submitter's
  * PushFence came first, its push is visible here; if ours came first we may

@@ -5,7 +5,7 @@
  * Memory 2, init 3 and the workers 4.. (the ghosts `know` rely on it). */
 
 /* Any other thread setting LJOB (and, with CONTEXT, the context's latch) at
- * any moment: weft__latch_set + weft__sleep_latch_set */
+ * any moment: weft__latch_set + weft__sleep_set_latch */
 active proctype Setter() {
     byte old, seen;
     bit woke, ok;

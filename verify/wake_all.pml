@@ -22,7 +22,7 @@
  *                   latch: each set tickles).
  *   Setter          another thread that sets LJOB at any moment
  *                   (weft__latch_set: seq-cst exchange of SET, then
- *                   weft__sleep_latch_set: a worker owner, wake-all: tickle).
+ *                   weft__sleep_set_latch: a worker owner, wake-all: tickle).
  *   Memory          drains the submitter's store buffer (and, LATCH_RELEASE,
  *                   the setter's) at any moment.
  *
