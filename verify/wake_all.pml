@@ -9,9 +9,9 @@
  *
  * Processes (the same as sleep.pml's, without the context):
  *   Worker(0..W-1)  weft__worker_wait_until_cold under wake-all: probe the
- *                   latch, search the injector, legacy_no_work_found (rounds,
- *                   legacy_get_sleepy, legacy_still_sleepy,
- *                   legacy_fall_asleep), run the jobs it finds, tickle when
+ *                   latch, search the injector, weft__wake_all_no_work_found (rounds,
+ *                   get_sleepy, still_sleepy,
+ *                   fall_asleep; wake_all.c), run the jobs it finds, tickle when
  *                   it finds work or leaves while sleepy. Worker 0 first
  *                   waits for the job latch LJOB inside a job of its own
  *                   (which holds a count of the pending latch), then, like
@@ -43,7 +43,7 @@
  *   OWNER_LEAVES     worker 0 never comes back once LJOB is set (its job
  *                    runs for ever and holds no pending count)
  *   Broken variants, which SPIN must reject:
- *   NO_FINAL_CHECK   legacy_fall_asleep without SleepFence and final check
+ *   NO_FINAL_CHECK   fall_asleep without SleepFence and final check
  *                    (injector and latch probe): legacy Rayon as it was
  *   NO_SLEEP_FENCE   the final check without the SleepFence (its injector
  *                    load is then unordered; TSO ignores this)
@@ -51,7 +51,7 @@
  *                    keeps the push invisible)
  *   LATCH_RELEASE    the setter's exchange is release only: its SET may wait
  *                    in its store buffer past its tickle's load (C11)
- *   NO_TICKLE_LOCK   legacy_tickle_cold bumps the epoch without legacy_lock,
+ *   NO_TICKLE_LOCK   weft__wake_all_tickle_cold bumps the epoch without its lock,
  *                    so it can land between a sleeper's CAS to asleep and its
  *                    read of the epoch
  */
@@ -260,7 +260,7 @@ loop:
         goto loop
     :: else
     fi;
-    /* weft__sleep_no_work_found: legacy_no_work_found */
+    /* weft__sleep_no_work_found: weft__wake_all_no_work_found */
     if
     :: phase == SEARCHING ->
         if
