@@ -82,13 +82,13 @@
 
 /* ---- the wake-all protocol's state (shared.pml: latches, injector) ------- */
 
-/* weft__sleep.legacy_state, one word, every access seq-cst: the index + 1 of
+/* weft__wake_all.state, one word, every access seq-cst: the index + 1 of
  * the single sleepy worker (bits 1..), and the asleep bit (bit 0) */
 byte lsleepy = 0;
 bit lasleep = 0;
 
-/* weft__sleep.legacy_epoch. A sleeper compares it only with the value it read
- * under legacy_lock (futex_wait), so the model keeps, per worker, whether it
+/* weft__wake_all.epoch. A sleeper compares it only with the value it read
+ * under its lock (futex_wait), so the model keeps, per worker, whether it
  * changed since that read: bit i of `stale` (set, too, while worker i holds no
  * value). The 32-bit epoch does not wrap within a sleep. */
 byte stale = ALL;
@@ -123,11 +123,11 @@ inline drain_if_setter() {
 #endif
 }
 
-/* legacy_tickle: a seq-cst load of legacy_state; if nonzero,
- * legacy_tickle_cold: exchange 0 (a locked RMW); if the asleep bit was set,
- * under legacy_lock the epoch + 1 (release store), unlock, futex-wake
+/* weft__wake_all_tickle: a seq-cst load of the state; if nonzero,
+ * weft__wake_all_tickle_cold: exchange 0 (a locked RMW); if the asleep bit was set,
+ * under its lock the epoch + 1 (relaxed store), unlock, futex-wake
  * everybody on the epoch. The locked section is one step, as is the
- * sleeper's (legacy_mark_asleep): that is the lock. */
+ * sleeper's (mark_asleep): that is the lock. */
 inline tickle() {
     atomic { ok = (lsleepy != 0 || lasleep); cnt_acq() }
     if
@@ -151,10 +151,10 @@ inline tickle() {
 
 /* weft__latch_set + weft__sleep_latch_set for worker o's latch l. The
  * exchange is seq-cst: one step, ahead of the tickle's load. A worker never
- * moves its latch under wake-all (legacy_fall_asleep only probes it), so the
+ * moves its latch under wake-all (fall_asleep only probes it), so the
  * exchange finds UNSET and was_sleeping is false: the tickle is the wake-up.
  * LATCH_RELEASE (broken): a release exchange; the SET may stay in the
- * setter's store buffer while its tickle loads legacy_state. */
+ * setter's store buffer while its tickle loads the state. */
 inline set_latch(l, o) {
     atomic {
         assert(latch[l] == UNSET || latch[l] == SET);
@@ -172,11 +172,11 @@ inline set_latch(l, o) {
 
 /* ---- falling asleep (sleep.c) ---------------------------------------------- */
 
-/* legacy_fall_asleep: idle->sleepy = false; legacy_mark_asleep (under
+/* fall_asleep: idle->sleepy = false; mark_asleep (under
  * legacy_lock: CAS "me sleepy" -> asleep, read the epoch); SleepFence; the
  * final check (weft__pool_final_check, weft__latch_probe); one futex_wait on
  * the epoch. Woken or not, back to the search loop. */
-inline legacy_fall_asleep() {
+inline fall_asleep() {
     atomic {
         phase = SEARCHING;
         ok = (lsleepy == me + 1);
@@ -281,7 +281,7 @@ loop:
                :: else
                fi
            }
-        :: legacy_fall_asleep()
+        :: fall_asleep()
         fi
     fi;
     goto loop;
