@@ -173,7 +173,7 @@ inline set_latch(l, o) {
 /* ---- falling asleep (sleep.c) ---------------------------------------------- */
 
 /* fall_asleep: idle->sleepy = false; mark_asleep (under
- * legacy_lock: CAS "me sleepy" -> asleep, read the epoch); SleepFence; the
+ * the lock: CAS "me sleepy" -> asleep, read the epoch); SleepFence; the
  * final check (weft__pool_final_check, weft__latch_probe); one futex_wait on
  * the epoch. Woken or not, back to the search loop. */
 inline fall_asleep() {
@@ -184,7 +184,7 @@ inline fall_asleep() {
         :: ok ->
             lsleepy = 0; lasleep = 1; cnt_rmw()
 #ifndef NO_TICKLE_LOCK
-            ; stale = stale & ~(1 << me)       /* *epoch = legacy_epoch */
+            ; stale = stale & ~(1 << me)       /* *epoch = a->epoch */
 #endif
         :: else -> cnt_acq()
         fi
@@ -206,7 +206,7 @@ inline fall_asleep() {
         if
         :: nonempty -> nonempty = 0            /* the stale asleep bit costs one spurious tickle */
         :: else ->
-            /* weft__os_wait(&legacy_epoch, epoch): queue only if unchanged */
+            /* weft__os_wait(&a->epoch, epoch): queue only if unchanged */
             atomic {
                 if
                 :: BIT(stale, me) -> skip
