@@ -264,8 +264,8 @@ loop:
     if
     :: phase == SEARCHING ->
         if
-        :: skip                                /* keep_searching: a round */        
-        :: atomic {                            /* get_sleepy */       
+        :: skip                                /* keep_searching: a round */
+        :: atomic {                            /* get_sleepy */
                if
                :: lsleepy == 0 -> lsleepy = me + 1; cnt_rmw(); phase = IS_SLEEPY
                :: else -> cnt_acq()            /* another worker is the sleepy one */
@@ -274,7 +274,7 @@ loop:
         fi
     :: phase == IS_SLEEPY ->
         if
-        :: atomic {                            /* rounds left: still_sleepy */       
+        :: atomic {                            /* rounds left: still_sleepy */
                cnt_acq();
                if
                :: lsleepy != me + 1 -> phase = SEARCHING   /* tickled: start over */
