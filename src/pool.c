@@ -1,14 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Pool lifecycle, the worker threads, and how a worker finds work.
+/* The pool's lifecycle (a worker's own life is worker.c's).
  *
- * A worker's life: wait at the start gate until every worker thread exists
- * (a failed pthread_create opens it with "abort": the threads exit and no
- * hook runs in a pool that is never returned), run on_start, then wait for its
- * terminate latch like any participating wait (weft__worker_wait_until_cold:
- * own deque, steal from a random victim, the injector; when nothing is found,
- * ask the sleep module), then on_exit. weft_pool_create returns once every
- * on_start has returned, so what on_start does with its pool (a broadcast
- * needs every worker) finishes before anyone can destroy the pool.
+ * weft_pool_create returns once every worker's on_start has returned, so
+ * what on_start does with its pool (a broadcast needs every worker) finishes
+ * before anyone can destroy the pool.
  *
  * weft_pool_destroy first drains the pool: it waits until every detached job
  * has finished, and closes it to new ones (pending.h); then it sets each
@@ -74,109 +69,6 @@ _Atomic unsigned weft__fork_generation;
  * deliberately kept, not lost. Written by the atfork child handler alone. */
 static weft_pool *abandoned_defaults;
 
-/* ---- Finding work ------------------------------------------------------- */
-
-static unsigned random_below(weft__worker *w, unsigned n) {
-    /* xorshift64*: cheap, good enough to spread thieves over victims. */
-    uint64_t x = w->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    w->rng = x;
-    return (unsigned)(((x * 0x2545f4914f6cdd1dull) >> 32) * n >> 32);
-}
-
-/* One sweep over the other workers from a random start; repeat while a steal
- * lost a race, since that means work was there. */
-static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
-    weft_pool *pool = w->pool;
-    unsigned n = pool->threads + pool->contexts; /* contexts are victims too */
-    for (bool retry = n > 1; retry;) {
-        retry = false;
-        unsigned v = random_below(w, n);
-        for (unsigned k = 0; k < n; k++, v = v + 1 == n ? 0 : v + 1) {
-            if (v == w->index)
-                continue;
-            weft__deque *victim = &pool->workers[v].deques[prio];
-            weft__job *job;
-            weft__steal_result r = weft__deque_steal(victim, &job);
-            if (r == WEFT__STEAL_OK) {
-                *more = !weft__deque_public_empty(victim);
-                weft__stat_add(&w->stats.steals, 1);
-                return job;
-            }
-            retry |= r == WEFT__STEAL_RETRY;
-        }
-    }
-    return NULL;
-}
-
-/* Own deque and steal (if `deques`), then the injector: at one priority. */
-static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio, bool deques) {
-    if (deques) {
-        weft__job *job = weft__worker_pop_prio(w, prio);
-        if (!job)
-            job = steal_work(w, more, prio);
-        if (job)
-            return job;
-    }
-    weft__injector *q = &w->pool->injectors[prio];
-    weft__job *job = weft__injector_pop(q);
-    if (job) {
-        *more = !weft__injector_is_empty(q);
-        weft__stat_add(&w->stats.injected, 1);
-    }
-    return job;
-}
-
-/* High-priority work anywhere comes before normal work (the context-based design); *prio
- * tells which it found. The high deques are searched only once some job was
- * pushed on one (weft__pool_note_high): a pool that never sees high-priority
- * work pays one load for the option, not a second steal sweep. */
-static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
-    *more = false;
-    if (WEFT__UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
-        weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
-    /* Relaxed: see weft__pool_note_high. */
-    bool high = atomic_load_explicit(&w->pool->high_pushed, memory_order_relaxed);
-    for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
-        bool deques = p == WEFT_PRIORITY_NORMAL || high;
-        weft__job *job = find_work_at(w, more, (weft_priority)p, deques);
-        if (job) {
-            *prio = (weft_priority)p;
-            return job;
-        }
-    }
-    return NULL;
-}
-
-void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
-    weft__sleep *s = &w->pool->sleep;
-    weft__idle idle;
-    const _Atomic bool *tracing = &w->pool->trace.on;
-    weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
-    weft__sleep_start_looking(s, &idle, w->index, &w->stats);
-    while (!weft__latch_probe(latch)) {
-        bool more;
-        weft_priority prio;
-        weft__job *job = find_work(w, &more, &prio);
-        if (job) {
-            weft__sleep_work_found(s, &idle, more);
-            weft__stat_add(&w->stats.jobs, 1);
-            weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0);
-            weft__worker_call_at(w, prio, weft__job_call, job);
-            weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
-            weft__sleep_start_looking(s, &idle, w->index, &w->stats);
-        } else {
-            weft__sleep_no_work_found(s, &idle, latch);
-        }
-    }
-    weft__sleep_stop_looking(s, &idle);
-    weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0); /* back to the waiting job */
-}
-
-/* ---- Submitting ---------------------------------------------------------- */
-
 /* The sleep protocols' final check (idle.h), after a SleepFence: outside
  * work a worker must not sleep on, a queued job or a broadcast it has not
  * run. */
@@ -190,142 +82,6 @@ static bool final_check(void *ctx, unsigned index) {
 /* A waker woke one of our workers while tracing is on (idle.h). */
 static uint32_t trace_wake(void *ctx) {
     return weft__trace_wake(ctx);
-}
-
-void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
-    /* Once pushed, the job may run and end before we have woken anyone, and
-     * its end may let weft_pool_destroy return: our reference keeps the
-     * injector's lock and the sleep state alive until we are done with them. */
-    weft__pool_ref(pool);
-    weft__phase_new_work(&pool->phase);
-    weft__injector *q = &pool->injectors[prio];
-    bool was_empty = weft__injector_is_empty(q);
-    weft__injector_push(q, job, job, 1);
-    weft__debug_yield();
-    weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
-    weft__debug_yield();
-    weft__pool_unref(pool);
-}
-
-void weft__worker_offer(weft__worker *w, weft__deque *d) {
-    weft__phase_new_work(&w->pool->phase);
-    bool was_empty = weft__deque_public_empty(d);
-    unsigned n = weft__deque_share(d);
-    if (n) /* n jobs posted at once may wake up to n sleepers (Rayon's sleep RFC) */
-        weft__sleep_new_jobs_cold(&w->pool->sleep, n, was_empty);
-}
-
-int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio) {
-    weft__worker *w = weft__worker_of(pool);
-    if (w) {
-        if (prio == WEFT_PRIORITY_HIGH)
-            weft__pool_note_high(pool);
-        return weft__worker_push_prio(w, job, prio);
-    }
-    weft__pool_inject(pool, job, prio);
-    return 0;
-}
-
-int weft__pool_submit_detached(weft_pool *pool, weft__job *job, weft_priority prio) {
-    weft__worker *w = weft__worker_of(pool);
-    if (w && w->is_context) {
-        weft__pool_inject(pool, job, prio);
-        return 0;
-    }
-    return weft__pool_submit_prio(pool, job, prio);
-}
-
-void weft__pool_submit(weft_pool *pool, weft__job *job) {
-    weft__worker *w = weft__worker_of(pool);
-    weft_priority prio = w ? w->prio : WEFT_PRIORITY_NORMAL;
-    if (weft__pool_submit_prio(pool, job, prio) != 0)
-        weft__pool_inject(pool, job, prio); /* a full deque: the injector never is */
-}
-
-/* ---- Worker threads ----------------------------------------------------- */
-
-/* Free a worker's (or context's) recycled heap jobs. */
-static void free_job_cache(weft__worker *w) {
-    while (w->free_jobs) {
-        weft__heap_job *h = w->free_jobs;
-        w->free_jobs = (weft__heap_job *)h->job.next;
-        free(h);
-    }
-    w->free_count = 0;
-}
-
-enum { WEFT__START_GATED = 0, WEFT__START_GO, WEFT__START_ABORT };
-
-/* Wait until the creator opens the start gate; false: the pool is abandoned. */
-static bool pass_start_gate(weft_pool *pool) {
-    uint32_t s;
-    /* Acquire: pairs with open_start_gate's release; the pool is built. */
-    while ((s = atomic_load_explicit(&pool->start, memory_order_acquire)) == WEFT__START_GATED)
-        weft__os_wait(&pool->start, WEFT__START_GATED);
-    return s == WEFT__START_GO;
-}
-
-static void open_start_gate(weft_pool *pool, uint32_t how) {
-    /* Release: pairs with pass_start_gate's acquire. */
-    atomic_store_explicit(&pool->start, how, memory_order_release);
-    weft__os_wake_all(&pool->start);
-}
-
-static void *worker_main(void *arg) {
-    weft__worker *w = arg;
-    weft_pool *pool = w->pool;
-    if (!pass_start_gate(pool))
-        return NULL;
-    weft__tls_worker = w;
-    char name[32];
-    snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
-    weft__os_set_thread_name(name);
-    weft__os_precise_timers(); /* for the leave policy's timed waits */
-    if (pool->on_start)
-        pool->on_start(w->index, pool->user);
-    weft__count_latch_decrement(&pool->started);
-    weft__worker_wait_until(w, &w->terminate);
-    if (pool->on_exit)
-        pool->on_exit(w->index, pool->user);
-    free_job_cache(w);
-    weft__trace_buf_free(&w->stats.trace); /* events after a stop */
-    weft__tls_worker = NULL;
-    return NULL;
-}
-
-static void stop_workers(weft_pool *pool, unsigned started) {
-    for (unsigned i = 0; i < started; i++)
-        weft__latch_set(&pool->workers[i].terminate);
-    for (unsigned i = 0; i < started; i++)
-        pthread_join(pool->workers[i].thread, NULL);
-}
-
-/* Create every worker thread, then let them run on_start and wait until all
- * have: on failure, the threads created so far exit without running a hook. */
-static int start_workers(weft_pool *pool) {
-    pthread_attr_t attr;
-    int err = pthread_attr_init(&attr);
-    if (err)
-        return err;
-    err = pthread_attr_setstacksize(&attr, pool->stack_size);
-    unsigned i = 0;
-    for (; i < pool->threads && !err; i++) {
-        pool->workers[i].stats.started_ns = weft__now_ns(); /* before the thread: I */
-        err = pthread_create(&pool->workers[i].thread, &attr, worker_main, &pool->workers[i]);
-        if (err)
-            break;
-    }
-    pthread_attr_destroy(&attr);
-    if (err) {
-        open_start_gate(pool, WEFT__START_ABORT);
-        for (unsigned k = 0; k < i; k++)
-            pthread_join(pool->workers[k].thread, NULL);
-        return err == EPERM ? EAGAIN : err;
-    }
-    weft__count_latch_init(&pool->started, pool->threads); /* owned by this thread */
-    open_start_gate(pool, WEFT__START_GO);
-    weft__latch_wait(&pool->started.latch);
-    return 0;
 }
 
 /* ---- Creating and freeing the pool -------------------------------------- */
@@ -342,7 +98,7 @@ static void *alloc_aligned(size_t size) {
  * or in weft_trace_stop: they did not survive the fork. */
 static void free_stale_leftovers(weft_pool *pool) {
     for (unsigned i = 0; i < pool->threads; i++) {
-        free_job_cache(&pool->workers[i]);
+        weft__worker_free_jobs(&pool->workers[i]);
         weft__trace_buf_free(&pool->workers[i].stats.trace);
         if (pool->trace.collected)
             weft__trace_buf_free(&pool->trace.collected[i]);
@@ -365,7 +121,7 @@ static void pool_free(weft_pool *pool, bool stale) {
             for (int p = 0; p < WEFT__PRIORITIES; p++)
                 weft__deque_destroy(&pool->workers[i].deques[p]);
             if (i >= pool->threads)
-                free_job_cache(&pool->workers[i]); /* a context's: it has no thread */
+                weft__worker_free_jobs(&pool->workers[i]); /* a context's: it has no thread */
         }
         free(pool->workers);
     }
@@ -540,7 +296,7 @@ int weft_pool_create_sized(weft_pool **out, const weft_config *config, size_t co
         return ENOMEM;
     err = pool_init(pool, c);
     if (!err)
-        err = start_workers(pool);
+        err = weft__workers_start(pool);
     if (err) {
         pool_free(pool, false);
         return err;
@@ -636,7 +392,7 @@ int weft_pool_destroy(weft_pool *pool) {
         return err;
     if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
         weft_trace_stop(pool); /* needs the workers: before they stop */
-    stop_workers(pool, pool->threads);
+    weft__workers_stop(pool, pool->threads);
     weft__pool_unref(pool);
     return 0;
 }

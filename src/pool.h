@@ -229,6 +229,18 @@ static inline weft__job *weft__worker_pop(weft__worker *w) {
  * a worker. */
 WEFT__HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio);
 
+/* The start gate (weft_pool.start). */
+enum { WEFT__START_GATED = 0, WEFT__START_GO, WEFT__START_ABORT };
+
+/* Create every worker thread, then let them run on_start and wait until all
+ * have; on failure the threads created so far exit without running a hook
+ * (worker.c). */
+WEFT__HIDDEN int weft__workers_start(weft_pool *pool);
+/* Set the terminate latches of the first `started` workers and join them. */
+WEFT__HIDDEN void weft__workers_stop(weft_pool *pool, unsigned started);
+/* Free a worker's (or context's) recycled heap jobs. */
+WEFT__HIDDEN void weft__worker_free_jobs(weft__worker *w);
+
 /* Queue a job at priority prio: on the caller's deque if it is a worker of
  * pool, else inject. 0 or ENOMEM (a full deque that cannot grow). */
 WEFT__HIDDEN int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio);

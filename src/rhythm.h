@@ -16,7 +16,7 @@
  * only skews one prediction, never loses a job. */
 typedef struct weft__rhythm {
     alignas(WEFT__CACHELINE) _Atomic uint64_t quiet_ns; /* the pool went quiet; 0: it is not */
-    _Atomic uint64_t gap_ns;     /* moving average of its quiet periods */
+    _Atomic uint64_t gap_ns;                            /* moving average of its quiet periods */
     _Atomic uint64_t gap_dev_ns; /* moving average of their distance from gap_ns */
     _Atomic uint32_t gaps;       /* quiet periods seen, saturating */
     _Atomic uint32_t joined;     /* workers that found work since the pool was quiet */

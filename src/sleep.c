@@ -6,14 +6,12 @@
  *
  * Packed counters (jobs event counter, inactive and sleeping threads) decide
  * whether a new job needs a sleeper woken, and then exactly one (n for n
- * jobs); a set latch wakes only its owner. How long a worker searches before
- * it gets sleepy, and whether it sleeps until a time, the leave policy says
- * (leave.c); this file only counts, sleeps and wakes.
- *
- * Thread states: active (running a job), idle (searching: counted inactive),
- * sleeping (blocked on its slot's futex word: counted inactive and sleeping).
- * Before sleeping a worker gets *sleepy*: it announces itself through the JEC
- * and searches once more.
+ * jobs); a set latch wakes only its owner. When a worker gets sleepy, and
+ * whether it sleeps until a time, the leave policy says (leave.c); this file
+ * counts, sleeps and wakes. Thread states: active (running a job), idle
+ * (searching: counted inactive), sleeping (blocked on its slot's futex word:
+ * counted inactive and sleeping). Before sleeping a worker gets *sleepy*: it
+ * announces itself through the JEC and searches once more.
  *
  * Invariants (targeted):
  *  1. sleeping <= inactive, each fits in 16 bits. inactive may exceed threads
@@ -21,14 +19,12 @@
  *     waker's decrement lands); inactive - sleeping, the searchers, is exact.
  *  2. A worker is counted sleeping exactly while its slot word is DROWSY or
  *     ASLEEP and nobody has woken it; whoever wakes it (a waker holding the
- *     slot lock; the worker itself in the final-check undo; or the worker
- *     itself when a timed wait of the adaptive policy runs out, wake_self,
- *     also under the lock) removes it from the count. The waker, not the sleeper, decrements,
- *     so posters see the new count at once. The waker also removes it from
- *     inactive, and the worker adds itself back once it runs: a woken thread
- *     that has not been scheduled yet cannot search, so posters must not
- *     count it as idle (on a busy or virtualised machine that wait lasts
- *     milliseconds, and a job left to it would wait as long).
+ *     slot lock, or the worker itself: in the final-check undo, or under the
+ *     lock when its timed wait runs out, wake_self) removes it from the
+ *     count, so posters see the new count at once. The waker also removes it
+ *     from inactive, and the worker adds itself back once it runs: a woken
+ *     thread not yet scheduled cannot search, so posters must not count it
+ *     idle (on a busy or virtualised machine that wait lasts milliseconds).
  *  3. A worker holds its slot lock from before it is counted until its word
  *     is ASLEEP (or it backed out); so a waker that saw it counted and takes
  *     the lock finds it ASLEEP, or AWAKE and searching again.
@@ -36,7 +32,7 @@
  *     = a job was posted since. A poster makes it odd; a sleepy worker makes
  *     it even and remembers it; a changed JEC cancels the sleep.
  *
- * Protocol for injected jobs (Rayon's sleep module, "Using seq-cst fences to prevent
+ * Injected jobs (Rayon's sleep module, "Using seq-cst fences to prevent
  * deadlock"): push; PushFence; read counters. Sleeper: count itself;
  * SleepFence; check the injector. One fence precedes the other in the single
  * total order, so either the poster sees the sleeper counted (and wakes
@@ -47,10 +43,7 @@
  * finds this lost wake-up without any wrap-around once the check is gone).
  * A searcher that leaves because its latch is set hands over in the same way
  * (weft__sleep_stop_looking).
- *
- * References: Rayon RFC #5 (the sleep RFC), rayon-core's sleep/README.md (the
- * sleep module) and the legacy sleep it replaced;
- * docs/sleep.md.
+ * References: Rayon RFC #5 (the sleep RFC), rayon-core's sleep/README.md.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -255,10 +248,9 @@ static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint6
     return false;
 }
 
-/* This worker counts itself inactive (searching). If every worker is now
- * inactive the pool has gone quiet: the pool's rhythm starts a quiet period
- * (leave.c). A woken worker counts itself back here too, and may be the last:
- * its waker took it out of the count while the job it was woken for ran. */
+/* This worker counts itself inactive (searching); if every worker now is,
+ * the pool went quiet (rhythm.c). A woken worker counts itself back here
+ * too, and may be the last: its waker uncounted it while its job ran. */
 static void count_searching(weft__sleep *s) {
     weft__debug_yield();
     /* Seq-cst, like every access to the counters: the proof's total order. */
@@ -505,15 +497,4 @@ void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) 
     while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT__SLOT_ASLEEP)
         weft__os_wait(&slot->word, WEFT__SLOT_ASLEEP);
     weft__latch_wake_up(latch);
-}
-
-void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec) {
-    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    while (!atomic_compare_exchange_weak_explicit(&s->counters, &c, weft__counters_with_jec(c, jec),
-                                                  memory_order_seq_cst, memory_order_seq_cst)) {
-    }
-}
-
-uint64_t weft__sleep_debug_counters(weft__sleep *s) {
-    return atomic_load_explicit(&s->counters, memory_order_seq_cst);
 }

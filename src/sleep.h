@@ -144,8 +144,17 @@ WEFT__HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);
  * SET: it is not touched after the swap. */
 WEFT__HIDDEN void weft__sleep_set_latch(weft__sleep *s, weft__latch *l);
 
-/* Test hook: force the jobs event counter (to test wrap-around). */
-WEFT__HIDDEN void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec);
-WEFT__HIDDEN uint64_t weft__sleep_debug_counters(weft__sleep *s);
+/* Test hooks: read the counters; force the jobs event counter (to test
+ * wrap-around). Seq-cst, like every counter access. */
+static inline uint64_t weft__sleep_debug_counters(weft__sleep *s) {
+    return atomic_load_explicit(&s->counters, memory_order_seq_cst);
+}
+
+static inline void weft__sleep_debug_set_jec(weft__sleep *s, uint32_t jec) {
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    while (!atomic_compare_exchange_weak_explicit(&s->counters, &c, weft__counters_with_jec(c, jec),
+                                                  memory_order_seq_cst, memory_order_seq_cst)) {
+    }
+}
 
 #endif

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* A worker's life, and how work reaches it.
+ *
+ * A worker thread waits at the start gate until every worker thread exists
+ * (a failed pthread_create opens it with "abort": the threads exit and no
+ * hook runs in a pool that is never returned), runs on_start, then waits for
+ * its terminate latch like any participating wait
+ * (weft__worker_wait_until_cold: own deque, steal from a random victim, the
+ * injector; when nothing is found, ask the sleep module), then on_exit.
+ * Jobs reach workers through their own deques (a worker's pushes, shared
+ * when someone wants work: weft__worker_offer) or the injector (anyone
+ * else: weft__pool_inject). The pool's lifecycle is pool.c's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pool.h"
+
+#include "debug_yield.h"
+#include "os.h"
+
+/* ---- Finding work ------------------------------------------------------- */
+
+static unsigned random_below(weft__worker *w, unsigned n) {
+    /* xorshift64*: cheap, good enough to spread thieves over victims. */
+    uint64_t x = w->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    w->rng = x;
+    return (unsigned)(((x * 0x2545f4914f6cdd1dull) >> 32) * n >> 32);
+}
+
+/* One sweep over the other workers from a random start; repeat while a steal
+ * lost a race, since that means work was there. */
+static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
+    weft_pool *pool = w->pool;
+    unsigned n = pool->threads + pool->contexts; /* contexts are victims too */
+    for (bool retry = n > 1; retry;) {
+        retry = false;
+        unsigned v = random_below(w, n);
+        for (unsigned k = 0; k < n; k++, v = v + 1 == n ? 0 : v + 1) {
+            if (v == w->index)
+                continue;
+            weft__deque *victim = &pool->workers[v].deques[prio];
+            weft__job *job;
+            weft__steal_result r = weft__deque_steal(victim, &job);
+            if (r == WEFT__STEAL_OK) {
+                *more = !weft__deque_public_empty(victim);
+                weft__stat_add(&w->stats.steals, 1);
+                return job;
+            }
+            retry |= r == WEFT__STEAL_RETRY;
+        }
+    }
+    return NULL;
+}
+
+/* Own deque and steal (if `deques`), then the injector: at one priority. */
+static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio, bool deques) {
+    if (deques) {
+        weft__job *job = weft__worker_pop_prio(w, prio);
+        if (!job)
+            job = steal_work(w, more, prio);
+        if (job)
+            return job;
+    }
+    weft__injector *q = &w->pool->injectors[prio];
+    weft__job *job = weft__injector_pop(q);
+    if (job) {
+        *more = !weft__injector_is_empty(q);
+        weft__stat_add(&w->stats.injected, 1);
+    }
+    return job;
+}
+
+/* High-priority work anywhere comes before normal work (the context-based design); *prio
+ * tells which it found. The high deques are searched only once some job was
+ * pushed on one (weft__pool_note_high): a pool that never sees high-priority
+ * work pays one load for the option, not a second steal sweep. */
+static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
+    *more = false;
+    if (WEFT__UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
+        weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
+    /* Relaxed: see weft__pool_note_high. */
+    bool high = atomic_load_explicit(&w->pool->high_pushed, memory_order_relaxed);
+    for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
+        bool deques = p == WEFT_PRIORITY_NORMAL || high;
+        weft__job *job = find_work_at(w, more, (weft_priority)p, deques);
+        if (job) {
+            *prio = (weft_priority)p;
+            return job;
+        }
+    }
+    return NULL;
+}
+
+void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
+    weft__sleep *s = &w->pool->sleep;
+    weft__idle idle;
+    const _Atomic bool *tracing = &w->pool->trace.on;
+    weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
+    weft__sleep_start_looking(s, &idle, w->index, &w->stats);
+    while (!weft__latch_probe(latch)) {
+        bool more;
+        weft_priority prio;
+        weft__job *job = find_work(w, &more, &prio);
+        if (job) {
+            weft__sleep_work_found(s, &idle, more);
+            weft__stat_add(&w->stats.jobs, 1);
+            weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0);
+            weft__worker_call_at(w, prio, weft__job_call, job);
+            weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
+            weft__sleep_start_looking(s, &idle, w->index, &w->stats);
+        } else {
+            weft__sleep_no_work_found(s, &idle, latch);
+        }
+    }
+    weft__sleep_stop_looking(s, &idle);
+    weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0); /* back to the waiting job */
+}
+
+/* ---- Submitting ---------------------------------------------------------- */
+
+void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
+    /* Once pushed, the job may run and end before we have woken anyone, and
+     * its end may let weft_pool_destroy return: our reference keeps the
+     * injector's lock and the sleep state alive until we are done with them. */
+    weft__pool_ref(pool);
+    weft__phase_new_work(&pool->phase);
+    weft__injector *q = &pool->injectors[prio];
+    bool was_empty = weft__injector_is_empty(q);
+    weft__injector_push(q, job, job, 1);
+    weft__debug_yield();
+    weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
+    weft__debug_yield();
+    weft__pool_unref(pool);
+}
+
+void weft__worker_offer(weft__worker *w, weft__deque *d) {
+    weft__phase_new_work(&w->pool->phase);
+    bool was_empty = weft__deque_public_empty(d);
+    unsigned n = weft__deque_share(d);
+    if (n) /* n jobs posted at once may wake up to n sleepers (Rayon's sleep RFC) */
+        weft__sleep_new_jobs_cold(&w->pool->sleep, n, was_empty);
+}
+
+int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio) {
+    weft__worker *w = weft__worker_of(pool);
+    if (w) {
+        if (prio == WEFT_PRIORITY_HIGH)
+            weft__pool_note_high(pool);
+        return weft__worker_push_prio(w, job, prio);
+    }
+    weft__pool_inject(pool, job, prio);
+    return 0;
+}
+
+int weft__pool_submit_detached(weft_pool *pool, weft__job *job, weft_priority prio) {
+    weft__worker *w = weft__worker_of(pool);
+    if (w && w->is_context) {
+        weft__pool_inject(pool, job, prio);
+        return 0;
+    }
+    return weft__pool_submit_prio(pool, job, prio);
+}
+
+void weft__pool_submit(weft_pool *pool, weft__job *job) {
+    weft__worker *w = weft__worker_of(pool);
+    weft_priority prio = w ? w->prio : WEFT_PRIORITY_NORMAL;
+    if (weft__pool_submit_prio(pool, job, prio) != 0)
+        weft__pool_inject(pool, job, prio); /* a full deque: the injector never is */
+}
+
+/* ---- Worker threads ----------------------------------------------------- */
+
+/* Free a worker's (or context's) recycled heap jobs. */
+void weft__worker_free_jobs(weft__worker *w) {
+    while (w->free_jobs) {
+        weft__heap_job *h = w->free_jobs;
+        w->free_jobs = (weft__heap_job *)h->job.next;
+        free(h);
+    }
+    w->free_count = 0;
+}
+
+/* Wait until the creator opens the start gate; false: the pool is abandoned. */
+static bool pass_start_gate(weft_pool *pool) {
+    uint32_t s;
+    /* Acquire: pairs with open_start_gate's release; the pool is built. */
+    while ((s = atomic_load_explicit(&pool->start, memory_order_acquire)) == WEFT__START_GATED)
+        weft__os_wait(&pool->start, WEFT__START_GATED);
+    return s == WEFT__START_GO;
+}
+
+static void open_start_gate(weft_pool *pool, uint32_t how) {
+    /* Release: pairs with pass_start_gate's acquire. */
+    atomic_store_explicit(&pool->start, how, memory_order_release);
+    weft__os_wake_all(&pool->start);
+}
+
+static void *worker_main(void *arg) {
+    weft__worker *w = arg;
+    weft_pool *pool = w->pool;
+    if (!pass_start_gate(pool))
+        return NULL;
+    weft__tls_worker = w;
+    char name[32];
+    snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
+    weft__os_set_thread_name(name);
+    weft__os_precise_timers(); /* for the leave policy's timed waits */
+    if (pool->on_start)
+        pool->on_start(w->index, pool->user);
+    weft__count_latch_decrement(&pool->started);
+    weft__worker_wait_until(w, &w->terminate);
+    if (pool->on_exit)
+        pool->on_exit(w->index, pool->user);
+    weft__worker_free_jobs(w);
+    weft__trace_buf_free(&w->stats.trace); /* events after a stop */
+    weft__tls_worker = NULL;
+    return NULL;
+}
+
+void weft__workers_stop(weft_pool *pool, unsigned started) {
+    for (unsigned i = 0; i < started; i++)
+        weft__latch_set(&pool->workers[i].terminate);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(pool->workers[i].thread, NULL);
+}
+
+/* Create every worker thread, then let them run on_start and wait until all
+ * have: on failure, the threads created so far exit without running a hook. */
+int weft__workers_start(weft_pool *pool) {
+    pthread_attr_t attr;
+    int err = pthread_attr_init(&attr);
+    if (err)
+        return err;
+    err = pthread_attr_setstacksize(&attr, pool->stack_size);
+    unsigned i = 0;
+    for (; i < pool->threads && !err; i++) {
+        pool->workers[i].stats.started_ns = weft__now_ns(); /* before the thread: I */
+        err = pthread_create(&pool->workers[i].thread, &attr, worker_main, &pool->workers[i]);
+        if (err)
+            break;
+    }
+    pthread_attr_destroy(&attr);
+    if (err) {
+        open_start_gate(pool, WEFT__START_ABORT);
+        for (unsigned k = 0; k < i; k++)
+            pthread_join(pool->workers[k].thread, NULL);
+        return err == EPERM ? EAGAIN : err;
+    }
+    weft__count_latch_init(&pool->started, pool->threads); /* owned by this thread */
+    open_start_gate(pool, WEFT__START_GO);
+    weft__latch_wait(&pool->started.latch);
+    return 0;
+}
