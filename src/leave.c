@@ -173,7 +173,7 @@ weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
         return WEFT__LEAVE_SLEEP;
     if (pool_due(lp, lv, in->now) || implicit_phase(lp, lv, in))
         return WEFT__LEAVE_SEARCH;
-    if (in->searchers <= searcher_cap(lp) && lv->hit_rate >= HIT_ONE / 2 &&
+    if (in->searchers(in->ctx) <= searcher_cap(lp) && lv->hit_rate >= HIT_ONE / 2 &&
         in->now - in->search_ns < budget(lp, lv))
         return WEFT__LEAVE_SEARCH;
     *deadline = wake_at(lp, lv, in->now);

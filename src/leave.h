@@ -103,20 +103,24 @@ typedef struct weft__leave {
 
 /* The pool's: its rhythm (rhythm.h) and its wakers' share of a sleep's cost. */
 typedef struct weft__leave_pool {
-    weft__rhythm rhythm;
-    _Atomic uint64_t wake_call_ns; /* running median of a waker's CPU across a sampled
-                                      wake call; 0: none yet. Any thread, relaxed: a hint */
-    unsigned threads;              /* I: workers */
-    unsigned cpus;                 /* I: CPUs this process may use */
-    bool fast;                     /* I: WEFT_LEAVE_FAST */
+    /* Read on every search round: a line of their own, not the rhythm's. */
+    alignas(WEFT__CACHELINE) unsigned threads; /* I: workers */
+    unsigned cpus;                             /* I: CPUs this process may use */
+    bool fast;                                 /* I: WEFT_LEAVE_FAST */
+    weft__rhythm rhythm;                       /* its own lines (rhythm.h) */
+    _Atomic uint64_t wake_call_ns;             /* running median of a waker's CPU across a sampled
+                                                  wake call; 0: none yet. Any thread, relaxed: a hint */
 } weft__leave_pool;
 
 /* What a worker with nothing to do knows now. */
 typedef struct weft__leave_now {
     uint64_t now;
     uint64_t search_ns;       /* this search began: the last work, or the last wake-up */
-    unsigned searchers;       /* workers searching now, this one included */
     const weft__phase *phase; /* the pool's phases */
+    /* Workers searching now, this one included: asked only when rule 6 is
+     * reached, since it reads a line every idle worker writes. */
+    unsigned (*searchers)(void *ctx);
+    void *ctx;
 } weft__leave_now;
 
 /* How a sleep ended (weft__leave_woke). */

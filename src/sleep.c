@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The targeted sleep protocol (Rayon's sleep RFC and module), and the entry
- * points of the sleep module (sleep.h), which hand pools of the wake-all
- * protocol to wake_all.c. docs/sleep.md has the full story and the proof
- * sketch; this block is the summary a maintainer must keep true.
+/* The targeted sleep protocol (Rayon's sleep RFC and module) and the sleep
+ * module's entry points (sleep.h; wake-all pools go to wake_all.c). This
+ * block is what a maintainer must keep true; docs/sleep.md has the proof.
  *
  * Packed counters (jobs event counter, inactive and sleeping threads) decide
  * whether a new job needs a sleeper woken, and then exactly one (n for n
@@ -166,7 +165,7 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     bool sampled = woke && slot->sampled;
     if (woke) {
         slot->woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
-        /* Relaxed: a flag that turns tracing on and off (trace.h). */
+        /* Relaxed: a flag that turns tracing on and off (trace_buf.h). */
         if (WEFT__UNLIKELY(atomic_load_explicit(s->env->tracing, memory_order_relaxed)))
             slot->flow = s->env->trace_wake(s->env->ctx); /* an arrow to the sleeper */
         mark_awake(s, slot, i);
@@ -260,6 +259,12 @@ static void count_searching(weft__sleep *s) {
         weft__rhythm_quiet(&s->leave.rhythm, weft__now_ns());
 }
 
+/* Workers searching now. Seq-cst, like every counter access; a hint. */
+static unsigned searchers(void *ctx) {
+    uint64_t c = atomic_load_explicit(&((weft__sleep *)ctx)->counters, memory_order_seq_cst);
+    return weft__counters_inactive(c) - weft__counters_sleeping(c);
+}
+
 /* Sleep until woken, or until the leave policy's deadline; tell the policy
  * how it went, and rally the searchers it asks for. */
 static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
@@ -285,12 +290,9 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     weft__idle_debug_point(s->env, WEFT__DEBUG_WOKEN);
     weft__debug_yield();
     count_searching(s); /* our waker took us out of inactive (invariant 2) */
-    unsigned want = weft__leave_woke(&s->leave, &slot->leave, &w);
-    /* Seq-cst, like every counter access; a hint here, as in new_jobs. */
-    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    unsigned searching = weft__counters_inactive(c) - weft__counters_sleeping(c);
+    unsigned want = weft__leave_woke(&s->leave, &slot->leave, &w), searching = searchers(s);
     if (searching < want) /* a rally: the pool's work is due (leave.c) */
-        wake_any(s, min_u(want - searching, weft__counters_sleeping(c)));
+        wake_any(s, want - searching);
 }
 
 static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
@@ -334,9 +336,8 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
 
 void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
                                weft__stats *stats) {
+    /* search_ns, idle_ns 0: a search that succeeds at once reads no clock. */
     *idle = (weft__idle){.index = index, .stats = stats, .tracing = s->env->tracing};
-    /* search_ns and idle_ns stay 0: a search that succeeds at once costs no
-     * clock read. */
     if (WEFT__LIKELY(!s->wake_all))
         count_searching(s);
 }
@@ -352,16 +353,16 @@ static bool leave_searching(weft__sleep *s) {
 }
 
 void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
-    idle->stats->woken_without_job = false;
-    if (WEFT__UNLIKELY(s->wake_all)) {
-        weft__wake_all_stop_looking(&s->all, idle);
-        return;
-    }
     uint64_t idle_for = 0;
     if (idle->search_ns) {
         uint64_t now = weft__now_ns();
         weft__idle_search_end(idle, now);
         idle_for = now - idle->idle_ns;
+    }
+    idle->stats->woken_without_job = false;
+    if (WEFT__UNLIKELY(s->wake_all)) {
+        weft__wake_all_stop_looking(&s->all, idle);
+        return;
     }
     weft__leave_found(&s->leave, &s->slots[idle->index].leave, idle_for);
     /* We were the last searcher and left work behind: hand over to a sleeper
@@ -398,12 +399,11 @@ void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
 /* Ask the leave policy: search again, or get sleepy (make the JEC even and
  * remember it; search once more, then sleep). */
 static void no_work_found(weft__sleep *s, weft__idle *idle, uint64_t now) {
-    /* Seq-cst, like every counter access; a hint to the policy here. */
-    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
     weft__leave_now in = {.now = now,
                           .search_ns = idle->search_ns,
-                          .searchers = weft__counters_inactive(c) - weft__counters_sleeping(c),
-                          .phase = s->env->phase};
+                          .phase = s->env->phase,
+                          .searchers = searchers,
+                          .ctx = s};
     weft__leave *lv = &s->slots[idle->index].leave;
     weft__leave_verdict v = weft__leave_decide(&s->leave, lv, &in, &idle->wake_at, &idle->sampled);
     if (v == WEFT__LEAVE_SEARCH && !idle->spent) { /* spent: sleepy again at once (back_out) */

@@ -20,9 +20,11 @@ typedef struct weft__wake_all {
     /* Sleepy worker + 1 (bits 1..) | anyone asleep (bit 0). */
     alignas(WEFT__CACHELINE) _Atomic uint64_t state; /* A */
     alignas(WEFT__CACHELINE) pthread_mutex_t lock;
-    _Atomic uint32_t epoch;    /* A: written under lock; the sleepers' futex word */
-    unsigned rounds;           /* I: rounds before getting sleepy, and again before sleeping */
-    const weft__idle_env *env; /* I */
+    _Atomic uint32_t epoch; /* A: written under lock; the sleepers' futex word */
+    /* Read on every search round: a line of their own, not the lock's. */
+    alignas(WEFT__CACHELINE) unsigned rounds; /* I: rounds before getting sleepy, and
+                                                 again before sleeping */
+    const weft__idle_env *env;                /* I */
 } weft__wake_all;
 
 WEFT__HIDDEN void weft__wake_all_init(weft__wake_all *a, const weft__idle_env *env,

@@ -27,13 +27,18 @@ static void make(policy *p, unsigned threads, unsigned cpus, bool fast) {
     p->lv.late_ns = 2 * US;
 }
 
+static unsigned fixed_searchers(void *ctx) {
+    return *(unsigned *)ctx;
+}
+
 /* The verdict for a worker that began its search at T0, is one of
  * `searchers` searching, at T0 + us. */
 static weft__leave_verdict decide_at(policy *p, unsigned searchers, double us, uint64_t *wake_at) {
     weft__leave_now in = {.now = T0 + (uint64_t)(us * US),
                           .search_ns = T0,
-                          .searchers = searchers,
-                          .phase = &p->phase};
+                          .phase = &p->phase,
+                          .searchers = fixed_searchers,
+                          .ctx = &searchers};
     uint64_t at;
     bool sampled;
     weft__leave_verdict v =
@@ -110,7 +115,12 @@ TEST(sleeps_are_sampled) {
     p.lv.hit_rate = 0; /* sleep at once */
     int sampled = 0;
     for (int i = 0; i < 64; i++) {
-        weft__leave_now in = {.now = T0, .search_ns = T0, .searchers = 1, .phase = &p.phase};
+        unsigned one = 1;
+        weft__leave_now in = {.now = T0,
+                              .search_ns = T0,
+                              .phase = &p.phase,
+                              .searchers = fixed_searchers,
+                              .ctx = &one};
         uint64_t at;
         bool s;
         CHECK(weft__leave_decide(&p.lp, &p.lv, &in, &at, &s) == WEFT__LEAVE_SLEEP);
