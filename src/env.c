@@ -10,9 +10,11 @@
  */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "env.h"
 
@@ -74,4 +76,42 @@ unsigned weft__env_threads(unsigned fallback) {
     weft__env_warn("WEFT_NUM_THREADS", env, "not a number from 1 to %u; using %u", WEFT_THREADS_MAX,
                    fallback);
     return fallback;
+}
+
+/* WEFT_TRACE numbering: pools traced so far by this process. */
+static _Atomic unsigned traced_pools;
+/* 0, or in a fork child its pid: its files are path.PID, path.PID.N. Written
+ * by the atfork child handler, before the child has a second thread. */
+static long fork_child_pid;
+
+void weft__env_fork_child(void) {
+    /* Relaxed: the child has a single thread now (pool.c). */
+    atomic_store_explicit(&traced_pools, 0, memory_order_relaxed);
+    fork_child_pid = (long)getpid();
+    weft__env_fork_release();
+}
+
+/* WEFT_TRACE: trace every pool; the first writes path, later ones path.N. */
+void weft__env_trace(weft_pool *pool) {
+    const char *path = getenv("WEFT_TRACE");
+    if (!path || !*path)
+        return;
+    unsigned n = atomic_fetch_add_explicit(&traced_pools, 1, memory_order_relaxed);
+    char base[4096], buf[4096 + 32];
+    if (fork_child_pid)
+        snprintf(base, sizeof base, "%s.%ld", path, fork_child_pid);
+    else
+        snprintf(base, sizeof base, "%s", path);
+    if (n == 0)
+        snprintf(buf, sizeof buf, "%s", base);
+    else
+        snprintf(buf, sizeof buf, "%s.%u", base, n);
+    /* Best effort: tracing is a debugging aid, the pool works without it. */
+    int err = weft_trace_start(pool, buf);
+    if (err) {
+        char why[128];
+        if (strerror_r(err, why, sizeof why) != 0)
+            snprintf(why, sizeof why, "error %d", err);
+        weft__env_warn("WEFT_TRACE", path, "cannot create %s: %s", buf, why);
+    }
 }

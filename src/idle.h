@@ -21,7 +21,7 @@ typedef struct weft__idle_env {
      * worker `index` has not run? */
     bool (*final_check)(void *ctx, unsigned index);
     /* A waker woke a worker while tracing is on: record the wake-up and
-     * return its flow id (trace.c). */
+     * return its flow id (trace_buf.c). */
     uint32_t (*trace_wake)(void *ctx);
     const _Atomic bool *tracing; /* the pool's trace flag */
     const weft__phase *phase;    /* the pool's parallel phases (leave.h) */

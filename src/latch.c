@@ -24,29 +24,23 @@
  * after the swap. A setter from outside the owner's pool holds a reference on
  * that pool across the wake-up, because the owner, once it returns, may
  * destroy its pool.
+ *
+ * This file has the protocol and outside owners; a worker's latch (init,
+ * set, wait) is its pool's business, in worker.c, so that this module needs
+ * nothing of the pool.
  */
 #include "latch.h"
 
 #include "debug_yield.h"
 #include "os.h"
-#include "pool.h"
-#include "sleep.h"
 #include "stats.h"
-
-void weft__latch_init(weft__latch *l) {
-    weft__worker *w = weft__current_worker();
-    if (w)
-        weft__latch_init_owned(l, w->pool, w->index);
-    else
-        weft__latch_init_owned(l, NULL, WEFT__LATCH_OUTSIDE);
-}
 
 void weft__count_latch_init(weft__count_latch *c, size_t count) {
     atomic_init(&c->count, count);
     weft__latch_init(&c->latch);
 }
 
-static void set_outside(weft__latch *l) {
+void weft__latch_set_outside(weft__latch *l) {
     _Atomic uint32_t *word = &l->state;
     weft__debug_yield();
     /* Release: publishes the job's writes to the owner's acquire probe. */
@@ -54,23 +48,6 @@ static void set_outside(weft__latch *l) {
     weft__debug_yield();
     if (old == WEFT__LATCH_SLEEPING)
         weft__os_wake_one(word); /* safe even if the owner already freed it */
-}
-
-void weft__latch_set(weft__latch *l) {
-    weft_pool *pool = l->pool; /* copy: l may be gone right after the swap */
-    if (!pool) {
-        set_outside(l);
-        return;
-    }
-    weft__worker *self = weft__current_worker();
-    bool foreign = !self || self->pool != pool;
-    if (foreign)
-        weft__pool_ref(pool);
-    weft__debug_yield();
-    weft__sleep_set_latch(&pool->sleep, l); /* l may be gone once this swaps SET in */
-    weft__debug_yield();
-    if (foreign)
-        weft__pool_unref(pool);
 }
 
 bool weft__latch_get_sleepy(weft__latch *l) {
@@ -119,7 +96,7 @@ static bool spin_outside(weft__latch *l) {
     return false;
 }
 
-static void wait_outside(weft__latch *l) {
+void weft__latch_wait_outside(weft__latch *l) {
     if (spin_outside(l))
         return;
     /* Acquire: pairs with the setter's release exchange. */
@@ -137,11 +114,4 @@ static void wait_outside(weft__latch *l) {
         /* Acquire: pairs with the setter's release exchange. */
         s = atomic_load_explicit(&l->state, memory_order_acquire);
     }
-}
-
-void weft__latch_wait(weft__latch *l) {
-    if (l->owner == WEFT__LATCH_OUTSIDE)
-        wait_outside(l);
-    else
-        weft__worker_wait_until(weft__current_worker(), l);
 }

@@ -29,7 +29,8 @@ typedef struct weft__count_latch {
     weft__latch latch;
 } weft__count_latch;
 
-/* Owned by the calling thread: a worker of its pool, or an outside thread. */
+/* Owned by the calling thread: a worker of its pool, or an outside thread.
+ * (worker.c) */
 WEFT__HIDDEN void weft__latch_init(weft__latch *l);
 
 /* Owned by worker `index` of pool. */
@@ -47,12 +48,16 @@ static inline bool weft__latch_probe(weft__latch *l) {
 
 /* Any thread: set the latch and wake its owner if it sleeps on it. The latch
  * may be freed by its owner as soon as this starts; it is not touched after
- * the setting store. */
+ * the setting store. (worker.c: a worker's latch is its pool's business.) */
 WEFT__HIDDEN void weft__latch_set(weft__latch *l);
 
 /* Owner only: return once the latch is set. A worker keeps running jobs of
- * its pool meanwhile; an outside owner blocks. */
+ * its pool meanwhile; an outside owner blocks. (worker.c) */
 WEFT__HIDDEN void weft__latch_wait(weft__latch *l);
+
+/* The same for a latch whose owner is an outside thread (latch.c). */
+WEFT__HIDDEN void weft__latch_set_outside(weft__latch *l);
+WEFT__HIDDEN void weft__latch_wait_outside(weft__latch *l);
 
 /* Owner only, used by the sleep module: the Appendix A transitions.
  * get_sleepy: UNSET -> SLEEPY; fall_asleep: SLEEPY -> SLEEPING; both fail

@@ -13,6 +13,13 @@
 
 #include "atomics.h"
 
+/* CLOCK_MONOTONIC in ns: the clock of every timestamp and deadline. */
+static inline uint64_t weft__now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 /* Block while *word == expected. Returns on a wake-up, when *word differs
  * (checked atomically with going to sleep), or spuriously: callers loop and
  * recheck in user space. */

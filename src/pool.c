@@ -69,21 +69,6 @@ _Atomic unsigned weft__fork_generation;
  * deliberately kept, not lost. Written by the atfork child handler alone. */
 static weft_pool *abandoned_defaults;
 
-/* The sleep protocols' final check (idle.h), after a SleepFence: outside
- * work a worker must not sleep on, a queued job or a broadcast it has not
- * run. */
-static bool final_check(void *ctx, unsigned index) {
-    weft_pool *pool = ctx;
-    return !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_HIGH]) ||
-           !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_NORMAL]) ||
-           weft__broadcast_pending(&pool->broadcasts, pool->workers[index].broadcast_seen);
-}
-
-/* A waker woke one of our workers while tracing is on (idle.h). */
-static uint32_t trace_wake(void *ctx) {
-    return weft__trace_wake(ctx);
-}
-
 /* ---- Creating and freeing the pool -------------------------------------- */
 
 static void *alloc_aligned(size_t size) {
@@ -201,11 +186,8 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     pthread_mutex_init(&pool->trace.lock, NULL);
     pthread_mutex_init(&pool->trace.stop_lock, NULL);
     weft__phase_init(&pool->phase);
-    pool->idle_env = (weft__idle_env){.final_check = final_check,
-                                      .trace_wake = trace_wake,
-                                      .tracing = &pool->trace.on,
-                                      .phase = &pool->phase,
-                                      .ctx = pool};
+    weft__served_init(&pool->served);
+    pool->idle_env = weft__worker_idle_env(pool);
     int err = init_workers(pool);
     if (!err)
         err = weft__sleep_init(&pool->sleep, &pool->idle_env, pool->threads,
@@ -242,8 +224,7 @@ static void fork_child(void) {
         abandoned_defaults = old;
         atomic_store_explicit(&default_pool, NULL, memory_order_relaxed);
     }
-    weft__trace_fork_child();
-    weft__env_fork_release(); /* all three taken by fork_prepare on this thread */
+    weft__env_fork_child(); /* releases its lock: all three taken by fork_prepare */
     weft__serve_fork_release();
     pthread_mutex_unlock(&default_lock);
 }
@@ -301,7 +282,7 @@ int weft_pool_create_sized(weft_pool **out, const weft_config *config, size_t co
         pool_free(pool, false);
         return err;
     }
-    weft__trace_from_env(pool);
+    weft__env_trace(pool);
     *out = pool;
     return 0;
 }
@@ -367,7 +348,7 @@ static int check_not_inside(weft_pool *pool) {
         return 0;
     if (self->pool == pool)
         return self->is_context ? EBUSY : EDEADLK;
-    return weft__serve_reaches(self->pool, pool) ? EDEADLK : 0;
+    return weft__serve_reaches(&self->pool->served, &pool->served) ? EDEADLK : 0;
 }
 
 int weft_pool_destroy(weft_pool *pool) {

@@ -11,7 +11,7 @@
 #include "weft.h"
 
 #include "atomics.h"
-#include "broadcast.h"
+#include "broadcast_list.h"
 #include "deque.h"
 #include "injector.h"
 #include "job.h"
@@ -58,7 +58,7 @@ struct weft_pool {
     /* Detached jobs and parked follow-ups (pending.h). */
     alignas(WEFT__CACHELINE) weft__pending pending;
     _Atomic uint32_t refs; /* A: the pool is freed when it drops to 0 */
-    weft__guest *guests;   /* serve.c's lock: callers of other pools waiting on us */
+    weft__served served;   /* callers of other pools waiting on us (serve.c) */
     /* Start-up (weft_pool_create): the workers wait at a gate until every
      * thread exists, then run on_start; the creator waits for all of them. */
     _Atomic uint32_t start;    /* A: a WEFT__START_* value; futex word */
@@ -229,6 +229,10 @@ static inline weft__job *weft__worker_pop(weft__worker *w) {
  * a worker. */
 WEFT__HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio);
 
+/* What the sleep protocols need from pool: its final check (the injectors
+ * and broadcasts a worker must not sleep on), its trace hook (worker.c). */
+WEFT__HIDDEN weft__idle_env weft__worker_idle_env(weft_pool *pool);
+
 /* The start gate (weft_pool.start). */
 enum { WEFT__START_GATED = 0, WEFT__START_GO, WEFT__START_ABORT };
 
@@ -271,5 +275,19 @@ WEFT__HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter
 /* Queue fn(arg) as a detached job of the pool, counted in its pending work.
  * 0, ENOMEM, or ESHUTDOWN (weft_pool_destroy closed the pool; nothing queued). */
 WEFT__HIDDEN int weft__spawn_detached(weft_pool *pool, weft_fn *fn, void *arg, weft_priority prio);
+
+/* A thread of another pool (caller) waits for work of pool: pool serves the
+ * caller's pool until weft__pool_serve_end (serve.c), and its memory stays
+ * (a reference: the work may end, and pool be destroyed, before the end). */
+static inline void weft__pool_serve_begin(weft_pool *pool, weft__worker *caller, weft__guest *g) {
+    g->from = &caller->pool->served;
+    weft__pool_ref(pool);
+    weft__serve_begin(&pool->served, g);
+}
+
+static inline void weft__pool_serve_end(weft_pool *pool, weft__guest *g) {
+    weft__serve_end(&pool->served, g);
+    weft__pool_unref(pool);
+}
 
 #endif

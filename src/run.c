@@ -31,14 +31,14 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
     weft__stack_job_init(&r, fn, arg);
     weft__latch_init(&r.done);
     weft__worker *caller = weft__current_worker(); /* of another pool, or NULL */
-    weft__guest guest = {.from = caller ? caller->pool : NULL};
+    weft__guest guest;
     if (caller)
-        weft__serve_begin(pool, &guest); /* pool now works for caller's pool */
-    weft__sleep_arrival(&pool->sleep);   /* work a thread waits for: the pool's rhythm */
+        weft__pool_serve_begin(pool, caller, &guest); /* pool now works for caller's pool */
+    weft__sleep_arrival(&pool->sleep); /* work a thread waits for: the pool's rhythm */
     weft__pool_inject(pool, &r.job, priority);
     weft__latch_wait(&r.done);
     if (caller)
-        weft__serve_end(pool, &guest);
+        weft__pool_serve_end(pool, &guest);
     return 0;
 }
 

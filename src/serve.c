@@ -21,8 +21,7 @@
 #include "serve.h"
 
 #include <pthread.h>
-
-#include "pool.h"
+#include <stddef.h>
 
 /* Pools one reachability walk visits at most; a chain of cross-pool waits
  * longer than this is not followed (destroy then waits, as it did before
@@ -31,29 +30,25 @@
 
 static pthread_mutex_t serve_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void weft__serve_begin(weft_pool *pool, weft__guest *g) {
-    /* The work we wait for may end, and pool be destroyed by another thread,
-     * before weft__serve_end unlinks g from it. */
-    weft__pool_ref(pool);
+void weft__serve_begin(weft__served *s, weft__guest *g) {
     pthread_mutex_lock(&serve_lock);
-    g->next = pool->guests;
-    pool->guests = g;
+    g->next = s->guests;
+    s->guests = g;
     pthread_mutex_unlock(&serve_lock);
 }
 
-void weft__serve_end(weft_pool *pool, weft__guest *g) {
+void weft__serve_end(weft__served *s, weft__guest *g) {
     pthread_mutex_lock(&serve_lock);
-    weft__guest **p = &pool->guests;
+    weft__guest **p = &s->guests;
     while (*p != g)
         p = &(*p)->next;
     *p = g->next;
     pthread_mutex_unlock(&serve_lock);
-    weft__pool_unref(pool);
 }
 
-static bool seen(weft_pool *const *pools, unsigned n, const weft_pool *pool) {
+static bool seen(weft__served *const *pools, unsigned n, const weft__served *s) {
     for (unsigned i = 0; i < n; i++)
-        if (pools[i] == pool)
+        if (pools[i] == s)
             return true;
     return false;
 }
@@ -66,12 +61,12 @@ void weft__serve_fork_release(void) {
     pthread_mutex_unlock(&serve_lock);
 }
 
-bool weft__serve_reaches(weft_pool *pool, weft_pool *target) {
+bool weft__serve_reaches(weft__served *s, weft__served *target) {
     /* Breadth-first over "serves": visited[0..n) is both the queue and the
      * set of pools already queued. */
-    weft_pool *visited[SERVE_WALK_MAX];
+    weft__served *visited[SERVE_WALK_MAX];
     unsigned n = 0;
-    visited[n++] = pool;
+    visited[n++] = s;
     bool found = false;
     pthread_mutex_lock(&serve_lock);
     for (unsigned i = 0; i < n && !found; i++) {

@@ -16,7 +16,8 @@
 #include <time.h>
 
 #include "atomics.h"
-#include "trace.h"
+#include "os.h"
+#include "trace_buf.h"
 
 typedef struct weft__stats {
     _Atomic uint64_t jobs;           /* A: jobs executed */
@@ -34,12 +35,6 @@ typedef struct weft__stats {
     bool woken_without_job;          /* O: for futile_wakeups */
     weft__trace_buf trace;           /* O: timeline events (trace.c) */
 } weft__stats;
-
-static inline uint64_t weft__now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* Owner only. Relaxed load and store: the owner is the only writer. */
 static inline void weft__stat_add(_Atomic uint64_t *counter, uint64_t n) {

@@ -18,8 +18,9 @@
  *
  * WEFT_TRACE=path in the environment traces every pool from its creation to
  * its destruction (the default pool: to exit); the second and later pools
- * write path.1, path.2, ... A file that cannot be created gets a warning on
- * stderr (env.c: once per value), and the pool runs untraced.
+ * write path.1, path.2, ... (env.c, weft__env_trace). A file that cannot be
+ * created gets a warning on stderr (once per value), and the pool runs
+ * untraced. Recording itself is trace_buf.c's.
  * tools/trace2svg.py draws a trace as an SVG.
  */
 #include <errno.h>
@@ -30,42 +31,10 @@
 
 #include "pool.h"
 
+#include "broadcast.h"
 #include "env.h"
 
 #define OUTSIDE_TID 100000 /* the track of threads outside the pool */
-
-void weft__trace_append(weft__trace_buf *b, weft__trace_kind kind, uint32_t arg) {
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 4096;
-        weft__trace_event *ev = realloc(b->ev, cap * sizeof *ev);
-        if (!ev) {
-            b->dropped++;
-            return;
-        }
-        b->ev = ev;
-        b->cap = cap;
-    }
-    b->ev[b->n++] = (weft__trace_event){weft__now_ns(), kind, arg};
-}
-
-void weft__trace_buf_free(weft__trace_buf *b) {
-    free(b->ev);
-    *b = (weft__trace_buf){0};
-}
-
-uint32_t weft__trace_wake(weft_pool *pool) {
-    /* Relaxed: ids only need to be distinct. */
-    uint32_t flow = atomic_fetch_add_explicit(&pool->trace.flow, 1, memory_order_relaxed) + 1;
-    weft__worker *w = weft__worker_of(pool);
-    if (w && !w->is_context) {
-        weft__trace_append(&w->stats.trace, WEFT__TRACE_WAKE, flow);
-    } else {
-        pthread_mutex_lock(&pool->trace.lock);
-        weft__trace_append(&pool->trace.outside, WEFT__TRACE_WAKE, flow);
-        pthread_mutex_unlock(&pool->trace.lock);
-    }
-    return flow;
-}
 
 /* ---- Writing the JSON ---------------------------------------------------- */
 
@@ -198,41 +167,4 @@ int weft_trace_stop(weft_pool *pool) {
     }
     pthread_mutex_unlock(&pool->trace.stop_lock);
     return err;
-}
-
-/* WEFT_TRACE numbering: pools traced so far by this process. */
-static _Atomic unsigned traced_pools;
-/* 0, or in a fork child its pid: its files are path.PID, path.PID.N. Written
- * by the atfork child handler, before the child has a second thread. */
-static long fork_child_pid;
-
-void weft__trace_fork_child(void) {
-    /* Relaxed: the child has a single thread now (pool.c). */
-    atomic_store_explicit(&traced_pools, 0, memory_order_relaxed);
-    fork_child_pid = (long)getpid();
-}
-
-/* WEFT_TRACE: trace every pool; the first writes path, later ones path.N. */
-void weft__trace_from_env(weft_pool *pool) {
-    const char *path = getenv("WEFT_TRACE");
-    if (!path || !*path)
-        return;
-    unsigned n = atomic_fetch_add_explicit(&traced_pools, 1, memory_order_relaxed);
-    char base[4096], buf[4096 + 32];
-    if (fork_child_pid)
-        snprintf(base, sizeof base, "%s.%ld", path, fork_child_pid);
-    else
-        snprintf(base, sizeof base, "%s", path);
-    if (n == 0)
-        snprintf(buf, sizeof buf, "%s", base);
-    else
-        snprintf(buf, sizeof buf, "%s.%u", base, n);
-    /* Best effort: tracing is a debugging aid, the pool works without it. */
-    int err = weft_trace_start(pool, buf);
-    if (err) {
-        char why[128];
-        if (strerror_r(err, why, sizeof why) != 0)
-            snprintf(why, sizeof why, "error %d", err);
-        weft__env_warn("WEFT_TRACE", path, "cannot create %s: %s", buf, why);
-    }
 }

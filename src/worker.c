@@ -123,6 +123,33 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
 
 /* ---- Submitting ---------------------------------------------------------- */
 
+/* The sleep protocols' final check (idle.h), after a SleepFence: outside
+ * work a worker must not sleep on, a queued job or a broadcast it has not
+ * run. */
+static bool final_check(void *ctx, unsigned index) {
+    weft_pool *pool = ctx;
+    return !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_HIGH]) ||
+           !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_NORMAL]) ||
+           weft__broadcast_pending(&pool->broadcasts, pool->workers[index].broadcast_seen);
+}
+
+/* A waker woke one of our workers while tracing is on (idle.h): a worker
+ * of the pool records the flow in its own buffer, anyone else in the pool's
+ * buffer for outside threads. */
+static uint32_t trace_wake(void *ctx) {
+    weft_pool *pool = ctx;
+    weft__worker *w = weft__worker_of(pool);
+    return weft__trace_wake(&pool->trace, w && !w->is_context ? &w->stats.trace : NULL);
+}
+
+weft__idle_env weft__worker_idle_env(weft_pool *pool) {
+    return (weft__idle_env){.final_check = final_check,
+                            .trace_wake = trace_wake,
+                            .tracing = &pool->trace.on,
+                            .phase = &pool->phase,
+                            .ctx = pool};
+}
+
 void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
     /* Once pushed, the job may run and end before we have woken anyone, and
      * its end may let weft_pool_destroy return: our reference keeps the
@@ -255,4 +282,43 @@ int weft__workers_start(weft_pool *pool) {
     open_start_gate(pool, WEFT__START_GO);
     weft__latch_wait(&pool->started.latch);
     return 0;
+}
+
+/* ---- Latches owned by workers ---------------------------------------------
+ * latch.c has the latch protocol and outside owners; a worker's latch is the
+ * pool's business: its owner waits in the search loop and sleeps through the
+ * pool's sleep module, which wakes it. */
+
+void weft__latch_init(weft__latch *l) {
+    weft__worker *w = weft__current_worker();
+    if (w)
+        weft__latch_init_owned(l, w->pool, w->index);
+    else
+        weft__latch_init_owned(l, NULL, WEFT__LATCH_OUTSIDE);
+}
+
+void weft__latch_set(weft__latch *l) {
+    weft_pool *pool = l->pool; /* copy: l may be gone right after the swap */
+    if (!pool) {
+        weft__latch_set_outside(l);
+        return;
+    }
+    /* A setter from outside the owner's pool holds a reference on it across
+     * the wake-up: the owner, once it returns, may destroy its pool. */
+    weft__worker *self = weft__current_worker();
+    bool foreign = !self || self->pool != pool;
+    if (foreign)
+        weft__pool_ref(pool);
+    weft__debug_yield();
+    weft__sleep_set_latch(&pool->sleep, l); /* l may be gone once this swaps SET in */
+    weft__debug_yield();
+    if (foreign)
+        weft__pool_unref(pool);
+}
+
+void weft__latch_wait(weft__latch *l) {
+    if (l->owner == WEFT__LATCH_OUTSIDE)
+        weft__latch_wait_outside(l);
+    else
+        weft__worker_wait_until(weft__current_worker(), l);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Timeline tracing: per-worker event buffers written to Chrome's trace-event
- * JSON. See trace.c. */
-#ifndef WEFT_TRACE_H
-#define WEFT_TRACE_H
+/* Recording a timeline: one thread's event buffer, a pool's tracing state,
+ * and the recorder every worker calls (trace_buf.c). What is done with the
+ * events (weft_trace_start, _stop, the file) is trace.c's. */
+#ifndef WEFT_TRACE_BUF_H
+#define WEFT_TRACE_BUF_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,18 +47,13 @@ typedef struct weft__trace_state {
     uint64_t started_ns;        /* L */
 } weft__trace_state;
 
-typedef struct weft_pool weft_pool;
-
-/* A thread woke a worker of pool: record the flow's start, return its id. */
-WEFT__HIDDEN uint32_t weft__trace_wake(weft_pool *pool);
-/* At pool creation: start tracing if WEFT_TRACE says so. */
-WEFT__HIDDEN void weft__trace_from_env(weft_pool *pool);
-/* In a fork child (pool.c's atfork handler): WEFT_TRACE files get names of
- * their own, so that the child does not overwrite its parent's. */
-WEFT__HIDDEN void weft__trace_fork_child(void);
-
 WEFT__HIDDEN void weft__trace_append(weft__trace_buf *b, weft__trace_kind kind, uint32_t arg);
 WEFT__HIDDEN void weft__trace_buf_free(weft__trace_buf *b);
+
+/* A thread woke a worker of the pool whose tracing state is t: record the
+ * flow's start in `own` (the waker's buffer, if it is a worker of that pool)
+ * or in t->outside, and return the flow's id. */
+WEFT__HIDDEN uint32_t weft__trace_wake(weft__trace_state *t, weft__trace_buf *own);
 
 /* Record an event if tracing is on. Relaxed: a flag that turns recording on
  * and off; the buffers are handed over on their owners' threads (trace.c). */
