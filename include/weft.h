@@ -244,8 +244,8 @@ typedef struct weft_stats {
     double busy_seconds;     /* running jobs (worker lifetime minus the two below) */
     double search_seconds;   /* looking for work after a fruitless search */
     double sleep_seconds;    /* blocked */
-    uint64_t early_wakeups;  /* of wakeups: a worker woke itself just before work
-                                was predicted to return (WEFT_LEAVE_AUTOMATIC,
+    uint64_t early_wakeups;  /* of wakeups: a worker woke itself just before the
+                                pool's work was due to return (WEFT_LEAVE_AUTOMATIC,
                                 regular gaps between parallel work) */
 } weft_stats;
 

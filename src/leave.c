@@ -41,17 +41,17 @@
 
 #define HISTORY WEFT__RHYTHM_HISTORY /* one weight for every average (rhythm.h) */
 /* A measured wake cost is clamped to [WAKE_MIN_NS, WAKE_MAX_NS]: below a
- * system call's cost it is a clock glitch, and above a time slice's share of
- * the phase bound (1/50) a preempted waker, which must not make workers search
- * for milliseconds. Unmeasured, a wake-up costs the geometric middle of the
- * two. */
+ * system call's cost it is a clock glitch; above 1/50 of a phase's bound it
+ * is a preempted waker, not what a wake-up costs, and a budget that long
+ * would keep workers searching nearly as a phase does. Unmeasured, a wake-up
+ * costs the geometric middle of the two. */
 #define WAKE_MIN_NS     1000
 #define WAKE_MAX_NS     (WEFT__PHASE_RETAIN_NS / 50)
 #define WAKE_INITIAL_NS 14000
-/* One sleep in SLEEP_SAMPLE has its CPU measured: its two thread-clock reads
- * cost about a tenth of a round trip, which sampling every sleep would add to
- * each for no better estimate. */
-#define SLEEP_SAMPLE 8
+/* One sleep in SLEEP_SAMPLE has its CPU measured (two thread-clock reads,
+ * system calls themselves): a new sample per history length is as often as
+ * the running median can use one. */
+#define SLEEP_SAMPLE (1u << HISTORY)
 /* The rhythm is followed only while the pool's busy periods engage more than
  * this many workers: one job at a time engages one (up to 1.5 where a woken
  * worker counts itself back after the job ended), a burst on two workers two. */
