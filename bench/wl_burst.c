@@ -70,13 +70,19 @@ static unsigned bursts(const run_ctx *c, bench_pool *pool, unsigned n, spin_work
     return one_cpu;
 }
 
+/* A pool of the run's size, warmed up with `warm` bursts of w's pieces. */
+static bench_pool *warm_pool(const run_ctx *c, spin_work *w, unsigned warm, uint64_t gap_ns) {
+    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
+    spin_work_init(w, BURST_PIECE_NS);
+    bursts(c, pool, warm, w, gap_ns);
+    return pool;
+}
+
 static void burst_with_gap(const run_ctx *c, uint64_t gap_ns, unsigned iters) {
     if (!c->sys->pieces)
         return;
-    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
     spin_work w;
-    spin_work_init(&w, BURST_PIECE_NS);
-    bursts(c, pool, 5, &w, gap_ns);
+    bench_pool *pool = warm_pool(c, &w, 5, gap_ns);
     bench_span span = bench_span_start();
     unsigned one_cpu = bursts(c, pool, iters, &w, gap_ns);
     double wall, cpu;
@@ -145,10 +151,8 @@ void wl_idle(const run_ctx *c) {
     /* A system without detached jobs (serial) has no pool to sit idle. */
     if (!c->sys->pieces || !c->sys->submit)
         return;
-    bench_pool *pool = c->sys->create(c->sys, c->threads, 0);
     spin_work w;
-    spin_work_init(&w, BURST_PIECE_NS);
-    bursts(c, pool, 20, &w, BURST_GAP_NS);
+    bench_pool *pool = warm_pool(c, &w, 20, BURST_GAP_NS);
     bench_span span = bench_span_start();
     bench_sleep_ns((uint64_t)(c->sz->idle_s * 1e9));
     double wall, cpu;
