@@ -29,7 +29,7 @@ void weft__idle_search_end(weft__idle *idle, uint64_t now) {
     idle->search_ns = 0;
 }
 
-uint64_t weft__idle_sleep_begin(weft__idle *idle) {
+uint64_t weft__idle_sleep_begin(weft__idle *idle, const _Atomic bool *tracing) {
     weft__stats *st = idle->stats;
     uint64_t now = weft__now_ns();
     weft__idle_search_end(idle, now);
@@ -38,7 +38,7 @@ uint64_t weft__idle_sleep_begin(weft__idle *idle) {
     weft__stat_add(&st->sleeps, 1);
     if (st->woken_without_job)
         weft__stat_add(&st->futile_wakeups, 1);
-    weft__trace(idle->tracing, &st->trace, WEFT__TRACE_SLEEP, 0);
+    weft__trace(tracing, &st->trace, WEFT__TRACE_SLEEP, 0);
     return now;
 }
 

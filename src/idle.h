@@ -30,18 +30,17 @@ typedef struct weft__idle_env {
 
 /* A worker's search loop, local to it. */
 typedef struct weft__idle {
-    unsigned index;              /* the searching worker */
-    bool sleepy;                 /* announced that it will sleep; one more search first */
-    bool spent;                  /* targeted: get sleepy after the next fruitless search */
-    unsigned backoff;            /* pause rounds so far (weft__leave_backoff) */
-    unsigned rounds;             /* wake-all: fruitless searches so far (legacy Rayon) */
-    uint32_t jec;                /* targeted: the JEC seen when it got sleepy */
-    uint64_t wake_at;            /* targeted: the leave policy's deadline for the sleep; 0: none */
-    bool sampled;                /* targeted: measure the sleep's CPU (leave.c) */
-    weft__stats *stats;          /* the worker's statistics */
-    const _Atomic bool *tracing; /* the pool's trace flag */
-    uint64_t search_ns;          /* the current search began (statistics); 0: none */
-    uint64_t idle_ns;            /* this idle period's first fruitless search; 0: none */
+    unsigned index;     /* the searching worker */
+    bool sleepy;        /* announced that it will sleep; one more search first */
+    bool spent;         /* targeted: get sleepy after the next fruitless search */
+    unsigned backoff;   /* pause rounds so far (weft__leave_backoff) */
+    unsigned rounds;    /* wake-all: fruitless searches so far (legacy Rayon) */
+    uint32_t jec;       /* targeted: the JEC seen when it got sleepy */
+    uint64_t wake_at;   /* targeted: the leave policy's deadline for the sleep; 0: none */
+    bool sampled;       /* targeted: measure the sleep's CPU (leave.c) */
+    weft__stats *stats; /* the worker's statistics */
+    uint64_t search_ns; /* the current search began (statistics); 0: none */
+    uint64_t idle_ns;   /* this idle period's first fruitless search; 0: none */
 } weft__idle;
 
 /* Test hooks. weft__idle_debug_hook, when set, is called on the sleeping
@@ -71,8 +70,8 @@ static inline void weft__idle_debug_point(const weft__idle_env *env, weft__debug
 WEFT__HIDDEN uint64_t weft__idle_missed(weft__idle *idle);
 /* The search ends (work found, latch set, or about to block). */
 WEFT__HIDDEN void weft__idle_search_end(weft__idle *idle, uint64_t now);
-/* About to block: statistics and trace; returns now. */
-WEFT__HIDDEN uint64_t weft__idle_sleep_begin(weft__idle *idle);
+/* About to block: statistics, and a trace event if *tracing; returns now. */
+WEFT__HIDDEN uint64_t weft__idle_sleep_begin(weft__idle *idle, const _Atomic bool *tracing);
 /* Back from a block that began at slept_at: a new search begins; returns now. */
 WEFT__HIDDEN uint64_t weft__idle_sleep_end(weft__idle *idle, uint64_t slept_at);
 

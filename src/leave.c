@@ -65,7 +65,7 @@
 _Atomic uint64_t weft__leave_debug_wake_after_ns;
 
 void weft__leave_pool_init(weft__leave_pool *lp, unsigned threads, unsigned cpus, bool fast) {
-    weft__rhythm_init(&lp->rhythm, threads);
+    weft__rhythm_init(&lp->rhythm);
     atomic_init(&lp->wake_call_ns, 0);
     lp->threads = threads;
     lp->cpus = cpus;
@@ -185,7 +185,7 @@ void weft__leave_found(weft__leave_pool *lp, weft__leave *lv, uint64_t ns) {
     /* ns == 0: found at once (every steal after a job): no budget to read. */
     uint32_t hit = ns == 0 || ns <= budget(lp, lv) ? HIT_ONE : 0;
     lv->hit_rate += ((int32_t)hit - (int32_t)lv->hit_rate) / (1 << HISTORY);
-    weft__rhythm_busy(&lp->rhythm);
+    weft__rhythm_busy(&lp->rhythm, lp->threads);
 }
 
 unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__leave_wake *w) {

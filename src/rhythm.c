@@ -22,23 +22,22 @@
 #define WINDOW_DEVS       2
 #define PREDICT_MAX_WAKES 16
 
-void weft__rhythm_init(weft__rhythm *r, unsigned threads) {
+void weft__rhythm_init(weft__rhythm *r) {
     atomic_init(&r->quiet_ns, 0);
     atomic_init(&r->gap_ns, 0);
     atomic_init(&r->gap_dev_ns, 0);
     atomic_init(&r->gaps, 0);
     atomic_init(&r->joined, 0);
     atomic_init(&r->width, 0);
-    r->threads = threads;
 }
 
-void weft__rhythm_busy(weft__rhythm *r) {
+void weft__rhythm_busy(weft__rhythm *r, unsigned threads) {
     if (atomic_load_explicit(&r->quiet_ns, memory_order_relaxed))
         atomic_store_explicit(&r->quiet_ns, 0, memory_order_relaxed);
     /* A load and a store, not an increment: a count lost to a race costs a
      * hint, and saturating keeps the line unwritten in long busy periods. */
     uint32_t joined = atomic_load_explicit(&r->joined, memory_order_relaxed);
-    if (joined < r->threads)
+    if (joined < threads)
         atomic_store_explicit(&r->joined, joined + 1, memory_order_relaxed);
 }
 

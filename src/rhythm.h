@@ -22,7 +22,6 @@ typedef struct weft__rhythm {
     _Atomic uint32_t joined;     /* workers that found work since the pool was quiet */
     _Atomic uint32_t width;      /* moving average of joined per busy period, in
                                     1/WEFT__RHYTHM_ONE workers; 0: none seen */
-    unsigned threads;            /* I: workers */
 } weft__rhythm;
 
 /* Fixed point of weft__rhythm.width. */
@@ -37,10 +36,10 @@ static inline void weft__moving_average(uint64_t *avg, uint64_t sample) {
     *avg += ((int64_t)sample - (int64_t)*avg) / (1 << WEFT__RHYTHM_HISTORY);
 }
 
-WEFT__HIDDEN void weft__rhythm_init(weft__rhythm *r, unsigned threads);
+WEFT__HIDDEN void weft__rhythm_init(weft__rhythm *r);
 
-/* A worker found work: the pool is busy, and one more worker joined. */
-WEFT__HIDDEN void weft__rhythm_busy(weft__rhythm *r);
+/* A worker of `threads` found work: the pool is busy, one more joined. */
+WEFT__HIDDEN void weft__rhythm_busy(weft__rhythm *r, unsigned threads);
 /* The pool went quiet (every worker inactive); a no-op if nobody found work
  * since it last was. */
 WEFT__HIDDEN void weft__rhythm_quiet(weft__rhythm *r, uint64_t now);

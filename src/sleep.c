@@ -98,9 +98,8 @@ void weft__sleep_abandon(weft__sleep *s) {
 
 /* ---- Targeted protocol: counters ---------------------------------------- */
 
-/* Add one to the JEC if its parity says `when_sleepy` (even); return the
- * counters as they are after. Seq-cst, like every counter access: the JEC
- * and the thread counts take part in the fence argument (sleep.md). */
+/* Add one to the JEC if its parity says `when_sleepy` (even); return the counters
+ * after. Seq-cst, as every counter access: all take part in the fence argument. */
 static uint64_t jec_increment_if(weft__sleep *s, bool when_sleepy) {
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
     while (weft__counters_jec_sleepy(c) == when_sleepy) {
@@ -112,7 +111,7 @@ static uint64_t jec_increment_if(weft__sleep *s, bool when_sleepy) {
     return c;
 }
 
-/* Count ourselves asleep unless the JEC moved since we got sleepy. */
+/* Count ourselves asleep unless the JEC moved since we got sleepy (seq-cst: above). */
 static bool count_sleeper(weft__sleep *s, const weft__idle *idle) {
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
     while (weft__counters_jec(c) == idle->jec) {
@@ -126,6 +125,7 @@ static bool count_sleeper(weft__sleep *s, const weft__idle *idle) {
 
 static void uncount_sleeper(weft__sleep *s, uint64_t also) {
     weft__debug_yield();
+    /* Seq-cst, like every counter access: posters read the new count at once. */
     atomic_fetch_sub_explicit(&s->counters, ONE_SLEEPING + also, memory_order_seq_cst);
 }
 
@@ -275,7 +275,7 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     atomic_store_explicit(&slot->word, WEFT__SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
     weft__debug_yield();
-    uint64_t slept_at = weft__idle_sleep_begin(idle);
+    uint64_t slept_at = weft__idle_sleep_begin(idle, s->env->tracing);
     uint64_t cpu = idle->sampled ? weft__os_thread_cpu_ns() : 0;
     bool timed_out = wait_awake(s, slot, idle->index, idle->wake_at);
     weft__leave_wake w = {.deadline = idle->wake_at,
@@ -285,8 +285,8 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     if (timed_out)
         weft__stat_add(&idle->stats->early_wakeups, 1);
     if (slot->flow)
-        weft__trace(idle->tracing, &idle->stats->trace, WEFT__TRACE_WOKEN, slot->flow);
-    weft__trace(idle->tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
+        weft__trace(s->env->tracing, &idle->stats->trace, WEFT__TRACE_WOKEN, slot->flow);
+    weft__trace(s->env->tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
     weft__idle_debug_point(s->env, WEFT__DEBUG_WOKEN);
     weft__debug_yield();
     count_searching(s); /* our waker took us out of inactive (invariant 2) */
@@ -337,7 +337,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
 void weft__sleep_start_looking(weft__sleep *s, weft__idle *idle, unsigned index,
                                weft__stats *stats) {
     /* search_ns, idle_ns 0: a search that succeeds at once reads no clock. */
-    *idle = (weft__idle){.index = index, .stats = stats, .tracing = s->env->tracing};
+    *idle = (weft__idle){.index = index, .stats = stats};
     if (WEFT__LIKELY(!s->wake_all))
         count_searching(s);
 }

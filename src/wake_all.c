@@ -75,6 +75,8 @@ void weft__wake_all_tickle_cold(weft__wake_all *a) {
 
 /* Try to become the sleepy worker; false if another one is. */
 static bool get_sleepy(weft__wake_all *a, unsigned index) {
+    /* Seq-cst, like every access to the state: a tickle's load must order
+     * against this CAS in the total order (the argument at the top). */
     uint64_t st = atomic_load_explicit(&a->state, memory_order_seq_cst);
     while ((st >> 1) == 0) {
         weft__debug_yield();
@@ -86,6 +88,7 @@ static bool get_sleepy(weft__wake_all *a, unsigned index) {
 }
 
 static bool still_sleepy(weft__wake_all *a, unsigned index) {
+    /* Seq-cst, like every access to the state (see get_sleepy). */
     uint64_t st = atomic_load_explicit(&a->state, memory_order_seq_cst);
     return (st & ~ASLEEP) == sleepy_bits(index);
 }
@@ -94,6 +97,8 @@ static bool still_sleepy(weft__wake_all *a, unsigned index) {
  * False: tickled meanwhile. */
 static bool mark_asleep(weft__wake_all *a, unsigned index, uint32_t *epoch) {
     pthread_mutex_lock(&a->lock);
+    /* Seq-cst, like every access to the state: the CAS to asleep precedes
+     * the SleepFence, so a tickle that misses it is ordered after the fence. */
     uint64_t st = atomic_load_explicit(&a->state, memory_order_seq_cst);
     bool ok = (st & ~ASLEEP) == sleepy_bits(index) &&
               atomic_compare_exchange_strong_explicit(&a->state, &st, ASLEEP, memory_order_seq_cst,
@@ -117,10 +122,10 @@ static void fall_asleep(weft__wake_all *a, weft__idle *idle, weft__latch *latch)
     weft__debug_yield();
     if (a->env->final_check(a->env->ctx, idle->index) || weft__latch_probe(latch))
         return; /* the stale asleep bit costs at most one spurious tickle */
-    uint64_t slept_at = weft__idle_sleep_begin(idle);
+    uint64_t slept_at = weft__idle_sleep_begin(idle, a->env->tracing);
     weft__os_wait(&a->epoch, epoch);
     weft__idle_sleep_end(idle, slept_at);
-    weft__trace(idle->tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
+    weft__trace(a->env->tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
 }
 
 /* Before getting sleepy: a phase decides if there is one, else the rounds. */
