@@ -36,6 +36,7 @@ typedef struct weft__idle {
     unsigned backoff;   /* pause rounds so far (weft__leave_backoff) */
     unsigned rounds;    /* wake-all: fruitless searches so far (legacy Rayon) */
     uint32_t jec;       /* targeted: the JEC seen when it got sleepy */
+    uint32_t begins;    /* targeted: the phases begun when it got sleepy */
     uint64_t wake_at;   /* targeted: the leave policy's deadline for the sleep; 0: none */
     bool sampled;       /* targeted: measure the sleep's CPU (leave.c) */
     weft__stats *stats; /* the worker's statistics */

@@ -23,6 +23,8 @@
 typedef struct weft__phase {
     alignas(WEFT__CACHELINE) _Atomic uint32_t active; /* A: phases begun and not ended */
     _Atomic uint32_t fast_once;                       /* A: the last end asked for a fast leave */
+    _Atomic uint32_t begins; /* A: phases begun so far (wrapping): tells a worker that got
+                                sleepy before a warm-up that it missed it (sleep.c) */
 } weft__phase;
 
 /* How long a worker inside a phase searches with no work at all before it
@@ -34,10 +36,15 @@ typedef struct weft__phase {
 static inline void weft__phase_init(weft__phase *p) {
     atomic_init(&p->active, 0);
     atomic_init(&p->fast_once, 0);
+    atomic_init(&p->begins, 0);
 }
 
 static inline bool weft__phase_active(const weft__phase *p) {
     return atomic_load_explicit(&p->active, memory_order_relaxed) != 0;
+}
+
+static inline uint32_t weft__phase_begins(const weft__phase *p) {
+    return atomic_load_explicit(&p->begins, memory_order_relaxed);
 }
 
 static inline bool weft__phase_fast_leave(const weft__phase *p) {

@@ -56,10 +56,6 @@
 #define ONE_INACTIVE ((uint64_t)1 << 16)
 #define ONE_JEC      ((uint64_t)1 << 32)
 
-static unsigned min_u(unsigned a, unsigned b) {
-    return a < b ? a : b;
-}
-
 int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads, unsigned slots,
                      bool wake_all, bool leave_fast) {
     size_t bytes = (size_t)slots * sizeof(weft__sleep_slot);
@@ -202,19 +198,18 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
     unsigned sleepers = weft__counters_sleeping(c);
     if (sleepers == 0)
         return;
-    unsigned idle = weft__counters_inactive(c) - sleepers;
+    unsigned idle = weft__counters_inactive(c) - sleepers, want;
     /* A non-empty queue shows the idle workers are not keeping up (Rayon's
      * rule). Under the searcher cap (leave.c) it wakes only when nobody
      * searches (Go's rule): a searcher will take the job, and a sleeper woken
      * besides mostly found it gone and slept again, after costing this pusher
      * a futex call and the machine a time slice (bench/: fib(30) on 8 to 64
      * workers took 0.6-0.8 times as long without those wake-ups). */
-    if (!queue_was_empty) {
-        if (idle == 0 || WEFT__LEAVE_NO_CAP)
-            wake_any(s, min_u(n, sleepers));
-    } else if (idle < n) {
-        wake_any(s, min_u(n - idle, sleepers));
-    }
+    if (!queue_was_empty)
+        want = idle == 0 || WEFT__LEAVE_NO_CAP ? n : 0;
+    else
+        want = idle < n ? n - idle : 0;
+    wake_any(s, want < sleepers ? want : sleepers);
 }
 
 /* ---- Targeted protocol: falling asleep ---------------------------------- */
@@ -247,15 +242,15 @@ static bool wait_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i, uint6
     return false;
 }
 
-/* This worker counts itself inactive (searching); if every worker now is,
- * the pool went quiet (rhythm.c). A woken worker counts itself back here
- * too, and may be the last: its waker uncounted it while its job ran. */
+/* This worker counts itself inactive (searching); if every worker now is
+ * (contexts never search), the pool went quiet (rhythm.c). A woken worker
+ * counts itself back here too, and may be the last: its waker uncounted it
+ * while its job ran. */
 static void count_searching(weft__sleep *s) {
     weft__debug_yield();
     /* Seq-cst, like every access to the counters: the proof's total order. */
     uint64_t old = atomic_fetch_add_explicit(&s->counters, ONE_INACTIVE, memory_order_seq_cst);
-    if (weft__counters_inactive(old) + 1 ==
-        s->threads) /* only workers search (contexts never do) */
+    if (weft__counters_inactive(old) + 1 == s->threads)
         weft__rhythm_quiet(&s->leave.rhythm, weft__now_ns());
 }
 
@@ -304,6 +299,14 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
     pthread_mutex_lock(&slot->lock);
     if (!weft__latch_fall_asleep(latch)) {
         pthread_mutex_unlock(&slot->lock);
+        return;
+    }
+    /* A phase's warm-up passed while we were sleepy and found us awake: it
+     * counted its begin before it took this lock, so we see it. Take it as a
+     * wake-up: search afresh, retained by the phase from now. */
+    if (weft__phase_begins(s->env->phase) != idle->begins) {
+        back_out(slot, idle, latch, false);
+        weft__idle_search_end(idle, weft__now_ns());
         return;
     }
     /* Relaxed: published to wakers by the seq-cst CAS in count_sleeper. */
@@ -411,6 +414,7 @@ static void no_work_found(weft__sleep *s, weft__idle *idle, uint64_t now) {
         return;
     }
     idle->jec = weft__counters_jec(jec_increment_if(s, false));
+    idle->begins = weft__phase_begins(s->env->phase);
     idle->sleepy = true;
 }
 
@@ -429,8 +433,9 @@ void weft__sleep_wake_sleepers(weft__sleep *s) {
         weft__wake_all_tickle(&s->all);
         return;
     }
-    /* Every slot, under its lock: a worker on its way to sleep (DROWSY, not
-     * yet counted) must be waited for too, not just the counted ones. */
+    /* Every slot, under its lock: one on its way to sleep holds it until it
+     * is ASLEEP; one not there yet sees under it what our caller posted (a
+     * phase's begin, fall_asleep; a broadcast, the final check). */
     for (unsigned i = 0; i < s->threads; i++)
         wake_specific(s, i, false);
 }
@@ -456,29 +461,22 @@ void weft__sleep_set_latch(weft__sleep *s, weft__latch *l) {
     unsigned owner = l->owner; /* copied: l may be gone right after the swap */
     weft__debug_yield();
     if (WEFT__UNLIKELY(s->wake_all) && owner < s->threads) {
-        /* Seq-cst: the swap must precede the tickle's load in the total
-         * order, as a push's PushFence does (wake_all.c). Release besides:
-         * the owner's acquire probe sees the job's writes. */
-        atomic_exchange_explicit(&l->state, WEFT__LATCH_SET, memory_order_seq_cst);
-        weft__debug_yield();
-        weft__wake_all_tickle(&s->all);
+        weft__wake_all_set_latch(&s->all, l);
         return;
     }
-    /* Release: the owner's acquire probe sees the job's writes. An owner
-     * that saw the latch unset moves it SLEEPY -> SLEEPING under its slot
-     * lock with a CAS, which the swap either precedes (the CAS fails) or
-     * follows (we see SLEEPING and take that lock): one word's modification
-     * order, which needs no fence. */
+    /* Release: the owner's acquire probe sees the job's writes. An owner that
+     * saw the latch unset moves it SLEEPY -> SLEEPING under its slot lock with
+     * a CAS, which the swap precedes (the CAS fails) or follows (we see
+     * SLEEPING and take that lock): one word's order, which needs no fence. */
     uint32_t old = atomic_exchange_explicit(&l->state, WEFT__LATCH_SET, memory_order_release);
     weft__debug_yield();
     if (old == WEFT__LATCH_SLEEPING) /* a context sleeps on its slot under either protocol */
         wake_specific(s, owner, false);
 }
 
-/* A context thread waiting for its latch with nothing of its own left to run
- * (context.c): the latch protocol alone (Rayon's sleep RFC, Appendix A), without the
- * counters: a context takes no new jobs, so nobody needs to count or wake it
- * for them; only the latch's set wakes it. */
+/* A context thread with nothing of its own left to run waits for its latch
+ * (context.c): the latch protocol alone (the sleep RFC, Appendix A). It takes
+ * no new jobs, so it is not counted and only the latch's set wakes it. */
 void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) {
     if (!weft__latch_get_sleepy(latch))
         return;

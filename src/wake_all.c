@@ -16,11 +16,12 @@
  *
  * weft adds the targeted protocol's remedy (docs/sleep.md): injections make
  * their PushFence before they tickle, latch setters swap with a seq-cst
- * exchange (latch.c), and a worker that marked itself asleep makes a
- * SleepFence and checks the injectors and its latch before it waits. Either
- * the tickle's seq-cst load follows that fence in the total order and sees
- * the asleep bit, or the check sees the event. Without it the legacy
- * protocol loses wake-ups (the spin model, verify/wake_all.pml, finds them).
+ * exchange (weft__wake_all_set_latch), and a worker that marked itself
+ * asleep makes a SleepFence and checks the injectors and its latch before it
+ * waits. Either the tickle's seq-cst load follows that fence in the total
+ * order and sees the asleep bit, or the check sees the event. Without it the
+ * legacy protocol loses wake-ups (the spin model, verify/wake_all.pml, finds
+ * them).
  *
  * Inside a parallel phase, or after one ended with a fast leave, the phase
  * decides (leave.c) instead of the rounds.
@@ -52,6 +53,15 @@ void weft__wake_all_init(weft__wake_all *a, const weft__idle_env *env, bool leav
 
 void weft__wake_all_destroy(weft__wake_all *a) {
     pthread_mutex_destroy(&a->lock);
+}
+
+void weft__wake_all_set_latch(weft__wake_all *a, weft__latch *l) {
+    /* Seq-cst: the swap must precede the tickle's load in the total order, as
+     * a push's PushFence does (above). Release besides: the owner's acquire
+     * probe sees the job's writes. */
+    atomic_exchange_explicit(&l->state, WEFT__LATCH_SET, memory_order_seq_cst);
+    weft__debug_yield();
+    weft__wake_all_tickle(a);
 }
 
 void weft__wake_all_tickle_cold(weft__wake_all *a) {

@@ -55,5 +55,7 @@ WEFT__HIDDEN void weft__wake_all_no_work_found(weft__wake_all *a, weft__idle *id
 /* The search loop ends (work found, or its latch set): a sleepy worker gives
  * up being the sleepy one. */
 WEFT__HIDDEN void weft__wake_all_stop_looking(weft__wake_all *a, weft__idle *idle);
+/* Set a worker's latch and wake it (sleep.h, weft__sleep_set_latch). */
+WEFT__HIDDEN void weft__wake_all_set_latch(weft__wake_all *a, weft__latch *l);
 
 #endif
