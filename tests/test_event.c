@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "asleep.h"
 #include "check.h"
 #include "pools.h"
 #include "weft.h"
@@ -132,19 +133,27 @@ TEST(many_waiters_and_follow_ups) {
 }
 
 /* A worker waiting on an event sleeps once it has nothing to run; the last
- * signal wakes it, and nobody else. */
+ * signal wakes it, and nobody else. The pool is quiet when every worker has
+ * blocked (asleep.h), the waiter on its latch, not when the counters stopped
+ * changing for a while: a waiter kept off its CPU that long ran its wait
+ * after the signal, and this thread freed the event under it. */
+static _Atomic int waited;
+
 static void wait_on(void *arg) {
     weft_event_wait((weft_event *)arg);
+    atomic_store(&waited, 1); /* done with the event: it may be destroyed */
 }
 
 static weft_stats settle(weft_pool *pool) {
+    wait_all_blocked(pool);
     weft_stats a, b;
     weft_pool_stats(pool, &b);
-    do { /* until nobody falls asleep or wakes any more */
+    do { /* a sleep is counted a moment after the worker blocked */
         a = b;
         check_sleep_us(20000);
         weft_pool_stats(pool, &b);
-    } while (a.sleeps != b.sleeps || a.wakeups != b.wakeups);
+    } while (a.sleeps != b.sleeps || a.wakeups != b.wakeups ||
+             a.futile_wakeups != b.futile_wakeups);
     return b;
 }
 
@@ -154,9 +163,16 @@ TEST(last_signal_wakes_only_the_waiter) {
     for (int i = 0; i < 5; i++) {
         weft_event *e;
         CHECK_EQ(weft_event_create(&e, pool, 1), 0);
+        atomic_store(&waited, 0);
         CHECK_EQ(weft_spawn(pool, wait_on, e), 0);
         weft_stats before = settle(pool); /* the waiter sleeps on its latch */
+        CHECK_EQ(atomic_load(&waited), 0);
         weft_event_signal(e);
+        double deadline = check_now() + 10;
+        while (!atomic_load(&waited)) {
+            CHECK(check_now() < deadline); /* the signal did not wake the waiter */
+            check_sleep_us(100);
+        }
         weft_stats after = settle(pool);
         CHECK_EQ(after.wakeups - before.wakeups, 1); /* the waiter, and nobody else */
         CHECK_EQ(after.futile_wakeups - before.futile_wakeups, 0);
