@@ -88,6 +88,23 @@ static void piece(size_t b, size_t e, void *arg) {
     }
 }
 
+/* The same, but the submitter's first piece (index 0: the leftmost leaf, run
+ * where the loop was called) waits until a worker has taken a piece: idle
+ * workers must help while the submitter is busy. Waited for, not assumed of
+ * the loop's duration, which a loaded machine may spend with the woken
+ * workers off their CPUs. */
+static void piece_awaiting_help(size_t b, size_t e, void *arg) {
+    where *w = arg;
+    if (b == 0 && weft_thread_index() == w->me) {
+        double deadline = check_now() + 10;
+        while (atomic_load(&w->on_workers) == 0) {
+            CHECK(check_now() < deadline); /* the idle workers did not help */
+            check_sleep_us(200);
+        }
+    }
+    piece(b, e, arg);
+}
+
 static _Atomic int blocked_workers;
 
 static void block_worker(void *arg) {
@@ -130,7 +147,7 @@ TEST(idle_workers_help_and_jobs_stay_home) {
         where outside = {.me = w.me};
         for (int i = 0; i < 20; i++) /* injected work: never the context's */
             CHECK_EQ(weft_spawn(pool, foreign_job, &outside), 0);
-        weft_for(pool, 0, 200, 1, piece, &w);
+        weft_for(pool, 0, 200, 1, piece_awaiting_help, &w);
         CHECK_EQ(atomic_load(&w.on_me) + atomic_load(&w.on_workers), 200);
         CHECK_EQ(atomic_load(&w.elsewhere), 0);
         CHECK(atomic_load(&w.on_workers) > 0); /* idle workers took some */
