@@ -6,10 +6,11 @@
 #
 # BUILD_DIR is the CMake build of the project with -DWEFT_BUILD_BENCH=ON
 # (configured here if it is not yet); its bench/ holds the programs CMake
-# builds (serial_bench, weft_bench, gomp_bench, tbb_bench). This script adds
-# libomp_bench (clang -fopenmp=libomp) and rayon_bench (cargo, offline, against
-# Debian's crate sources), then runs every system x workload x run, interleaved
-# (run-major, the system order rotating from run to run), and writes
+# builds (serial_bench, serial_noinline_bench, weft_bench, gomp_bench,
+# tbb_bench). This script adds libomp_bench (clang -fopenmp=libomp) and
+# rayon_bench (cargo, offline, against Debian's crate sources), then runs
+# every system x workload x run, interleaved (run-major, the system order
+# rotating from run to run), and writes
 # bench/results/ (a smoke run: bench/results/smoke/): raw.jsonl, table.md
 # (also printed), summary.csv, plots.
 # A full run also refreshes the tables in docs/performance.md.
@@ -167,6 +168,7 @@ add_program serial_bench ""
     log "error: $bin/serial_bench was not built"
     exit 1
 }
+add_program serial_noinline_bench "skip serial-noinline: $bin/serial_noinline_bench was not built"
 add_program weft_bench "skip weft: the library is not built (needs the project's CMakeLists.txt and src/)"
 add_program gomp_bench "skip gomp: apt-get install gcc (configure with CC=gcc)"
 add_program libomp_bench ""
@@ -212,8 +214,9 @@ for ((run = 0; run < runs; run++)); do
             i=$(((k + run) % n))
             sys=${systems[$i]}
             args=(--system "$sys" --workload "$wl" --run "$run" "${size_args[@]}")
-            # serial has no pool: one measurement serves every pool size.
-            [ "$sys" = serial ] && args+=(--threads 1)
+            # The serial references have no pool: one measurement serves
+            # every pool size.
+            case $sys in serial | serial-noinline) args+=(--threads 1) ;; esac
             status=0
             timeout -k 5 "$limit" "${programs[$i]}" "${args[@]}" >>"$raw" 2>"$results/last_stderr" || status=$?
             if [ $status -ne 0 ]; then
