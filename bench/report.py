@@ -28,7 +28,7 @@ import sys
 
 SERIAL = "serial"
 # fib's serial reference of the parallel programs' shape, a call per node
-# (sys_serial_noinline.c); SERIAL is the plain recursion as the compiler likes it.
+# (sys_serial.c, fib_rec_noinline); SERIAL is the plain recursion as the compiler likes it.
 SERIAL_NOINLINE = "serial-noinline"
 SERIALS = [SERIAL, SERIAL_NOINLINE]
 WEFT = "weft"

@@ -6,7 +6,7 @@
 #
 # BUILD_DIR is the CMake build of the project with -DWEFT_BUILD_BENCH=ON
 # (configured here if it is not yet); its bench/ holds the programs CMake
-# builds (serial_bench, serial_noinline_bench, weft_bench, gomp_bench,
+# builds (serial_bench: serial and serial-noinline, weft_bench, gomp_bench,
 # tbb_bench). This script adds libomp_bench (clang -fopenmp=libomp) and
 # rayon_bench (cargo, offline, against Debian's crate sources), then runs
 # every system x workload x run, interleaved (run-major, the system order
@@ -168,7 +168,6 @@ add_program serial_bench ""
     log "error: $bin/serial_bench was not built"
     exit 1
 }
-add_program serial_noinline_bench "skip serial-noinline: $bin/serial_noinline_bench was not built"
 add_program weft_bench "skip weft: the library is not built (needs the project's CMakeLists.txt and src/)"
 add_program gomp_bench "skip gomp: apt-get install gcc (configure with CC=gcc)"
 add_program libomp_bench ""

@@ -82,6 +82,37 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
 static const bench_system serial = {
     .name = "serial", BENCH_SYSTEM_COMMON, .jobs = pieces, .graph = graph};
 
+/* serial-noinline: fib's second reference, of the parallel programs' shape:
+ * one call per node, each node calling itself twice. fib_rec above is the
+ * plain recursion as the compiler likes it: gcc inlines it into itself a few
+ * levels deep and turns the second call into a loop, so it makes a fraction
+ * of the calls. No parallel fib can be compiled that way (the join stands
+ * between the calls), so T/Ts against it mixes the scheduler's cost with the
+ * compiler's; against this one, (T - Ts) / forks is the forks' cost alone.
+ * Only fib: the driver prints nothing for the NULL entries.
+ *
+ * noinline: no copy of the recursion inlined into itself. That alone is not
+ * enough: gcc (tail recursion with an accumulator) and clang (TailCallElim)
+ * would still turn the second call, whose result is only added to the
+ * first's, into a loop. The empty asm makes y opaque between that call and
+ * the addition, which both transformations need; it emits no instruction. */
+__attribute__((noinline)) static long fib_rec_noinline(int n) {
+    if (n < 2)
+        return n;
+    long x = fib_rec_noinline(n - 1);
+    long y = fib_rec_noinline(n - 2);
+    __asm__("" : "+r"(y));
+    return x + y;
+}
+
+static long fib_noinline(bench_pool *pool, int n) {
+    (void)pool;
+    return fib_rec_noinline(n);
+}
+
+static const bench_system serial_noinline = {
+    .name = "serial-noinline", .create = create, .destroy = destroy, .fib = fib_noinline};
+
 const bench_system *bench_system_get(unsigned i) {
-    return i == 0 ? &serial : NULL;
+    return i == 0 ? &serial : i == 1 ? &serial_noinline : NULL;
 }
