@@ -43,8 +43,11 @@ static inline bool weft__phase_active(const weft__phase *p) {
     return atomic_load_explicit(&p->active, memory_order_relaxed) != 0;
 }
 
+/* Acquire: pairs with weft_phase_begin's release increment, so a worker that
+ * sees a begin also sees that phase active (sleep.c takes its snapshot before
+ * the leave policy reads `active`). */
 static inline uint32_t weft__phase_begins(const weft__phase *p) {
-    return atomic_load_explicit(&p->begins, memory_order_relaxed);
+    return atomic_load_explicit(&p->begins, memory_order_acquire);
 }
 
 static inline bool weft__phase_fast_leave(const weft__phase *p) {

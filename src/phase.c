@@ -34,9 +34,10 @@ void weft_phase_begin(weft_pool *pool) {
     /* Relaxed: a counter of hints; workers read it with relaxed loads. */
     atomic_fetch_add_explicit(&p->active, 1, memory_order_relaxed);
     atomic_store_explicit(&p->fast_once, 0, memory_order_relaxed);
-    /* Relaxed: the warm-up below takes every worker's slot lock after it, and
-     * a worker on its way to sleep reads it under that lock (sleep.c). */
-    atomic_fetch_add_explicit(&p->begins, 1, memory_order_relaxed);
+    /* Release: a worker that sees this begin sees `active` above (leave.h).
+     * The warm-up below takes every worker's slot lock after it, and a worker
+     * on its way to sleep compares it under that lock (sleep.c). */
+    atomic_fetch_add_explicit(&p->begins, 1, memory_order_release);
     weft__sleep_wake_sleepers(&pool->sleep);
 }
 

@@ -402,6 +402,8 @@ void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
 /* Ask the leave policy: search again, or get sleepy (make the JEC even and
  * remember it; search once more, then sleep). */
 static void no_work_found(weft__sleep *s, weft__idle *idle, uint64_t now) {
+    /* Before the policy reads the phase: a later begin is caught in fall_asleep. */
+    uint32_t begins = weft__phase_begins(s->env->phase);
     weft__leave_now in = {.now = now,
                           .search_ns = idle->search_ns,
                           .phase = s->env->phase,
@@ -414,7 +416,7 @@ static void no_work_found(weft__sleep *s, weft__idle *idle, uint64_t now) {
         return;
     }
     idle->jec = weft__counters_jec(jec_increment_if(s, false));
-    idle->begins = weft__phase_begins(s->env->phase);
+    idle->begins = begins;
     idle->sleepy = true;
 }
 
