@@ -46,6 +46,16 @@ WEFT__HIDDEN void weft__os_wake_all(_Atomic uint32_t *word);
  * threads that did not survive the fork were doing with it. */
 WEFT__HIDDEN void weft__os_fork_child(void);
 
+/* A process-wide memory barrier (Linux membarrier, private expedited): when
+ * weft__os_barrier returns, every thread of the process that was running
+ * during the call has executed a full memory barrier, and every other one
+ * has been switched out since, which orders it as fully. weft__os_barrier_init
+ * registers the process once; false where the kernel refuses (then
+ * weft__os_barrier must not be called). The Linux seam's only: the POSIX seam
+ * builds with symmetric fences instead (fence.h). */
+WEFT__HIDDEN bool weft__os_barrier_init(void);
+WEFT__HIDDEN void weft__os_barrier(void);
+
 /* Number of CPUs this process may run on (at least 1). */
 WEFT__HIDDEN unsigned weft__os_cpu_count(void);
 

@@ -4,8 +4,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -47,6 +50,26 @@ void weft__os_wake_all(_Atomic uint32_t *word) {
 
 /* A futex is the word itself: nothing process-wide to repair after fork(). */
 void weft__os_fork_child(void) {}
+
+static long membarrier(int cmd) {
+    return syscall(SYS_membarrier, cmd, 0, 0);
+}
+
+bool weft__os_barrier_init(void) {
+    long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+           membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+/* The registration is the process's (a fork child inherits it), so the call
+ * cannot fail once it succeeded; if the kernel ever said otherwise, going on
+ * would risk running a job twice. */
+void weft__os_barrier(void) {
+    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) {
+        perror("weft: membarrier");
+        abort();
+    }
+}
 
 unsigned weft__os_cpu_count(void) {
     cpu_set_t set;
