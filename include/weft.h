@@ -247,6 +247,10 @@ typedef struct weft_stats {
     uint64_t early_wakeups;  /* of wakeups: a worker woke itself just before the
                                 pool's work was due to return (WEFT_LEAVE_AUTOMATIC,
                                 regular gaps between parallel work) */
+    uint64_t forced_steals;  /* of steals: jobs a worker pushed and then, running
+                                one job for long, left unshared while others
+                                idled; an idle worker took them (costs a
+                                process-wide barrier each) */
 } weft_stats;
 
 /* Fill *stats for pool (NULL: the current pool; all zero if none can be

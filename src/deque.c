@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The work-stealing deque: a split deque.
+/* The work-stealing deque: a split deque whose private jobs a starving thief
+ * can still take.
  *
  * Overview. Jobs occupy indices [top, bottom) of a growable circular buffer.
  * A split point divides them: [top, split) is public, thieves take its oldest
@@ -7,35 +8,92 @@
  * bottom with plain loads and stores, no fence and no read-modify-write. The
  * owner moves jobs from private to public ("shares") when someone could take
  * them: when a worker is idle (weft__worker_push), when a thief found nothing
- * public and raised `movesplit` (next pop), and before waking a sleeper. When
- * the private part is empty, pop takes back half of the public part with one
- * CAS. This is the idea of Lace's split deque (van Dijk and van de Pol, "Lace:
- * non-blocking split deque for work-stealing", 2014): a work-first join pays
- * for synchronisation only when work actually moves between threads.
- * (Chase-Lev, which this replaced, needs a seq-cst fence on every pop: fib(30)
- * at one thread took 4.1 times a same-shape serial fib with it, 2.4 with this
- * deque; commit 26840f0.)
+ * public and raised `movesplit` (next push or pop), and before waking a
+ * sleeper. When the private part is empty, pop takes back half of the public
+ * part with one CAS. This is the idea of Lace's split deque (van Dijk and van
+ * de Pol, "Lace: non-blocking split deque for work-stealing", 2014): a
+ * work-first join pays for synchronisation only when work moves between
+ * threads. (Chase-Lev, which it replaced, needs a seq-cst fence on every
+ * pop: fib(30) at one thread took 4.1 times a same-shape serial fib with it,
+ * 2.4 with this deque; commit 26840f0.)
+ *
+ * A split deque alone can strand work: an owner that pushed jobs and then
+ * runs one long job answers no request until it returns, while thieves idle.
+ * So a thief whose request stays unanswered for a whole search may take the
+ * oldest private job itself (weft__deque_steal_private): it claims index
+ * split by a CAS of ts that moves top and split past it, as Chase-Lev's
+ * thieves claim top. The owner's pop pays nothing for this on its fast path,
+ * because the thief pays a process-wide barrier instead (fence.h):
+ *
+ *   owner pop:  bottom = b (relaxed); light fence; read ts
+ *   thief:      read ts (top == split == s); heavy fence; read bottom;
+ *               take s only if bottom > s, by CAS of ts from (s, s)
+ *
+ * The heavy fence lands in the owner's program before its store of bottom,
+ * and then the thief reads the lowered bottom, or after it, and then the
+ * owner's read of ts sees at least the thief's (s, s). So if both go for
+ * index s, the owner sees b == split and top == split and takes s only by
+ * the same CAS; one of the two CASes wins. An owner that reads top < split
+ * while popping index split takes it without CAS: no thief can claim it,
+ * since top never decreases and a thief that read (s, s) before its fence
+ * would make the owner read it too. Pops above split (another private job
+ * between) are plain: thieves claim only index split, one at a time, each
+ * after seeing a bottom above it.
+ *
+ * The episode. A sleeper must not sleep on a private job that nobody will
+ * share. A private part's episode begins with the push that finds it empty
+ * (as far as the owner knows: its split is a lower bound of ts's). That push
+ * is followed by a seq-cst fence before the pusher reads the sleep counters
+ * and movesplit (weft__worker_push_first); a worker going to sleep counts
+ * itself and makes its SleepFence before its final check reads every deque's
+ * ts and bottom. Either the pusher sees the sleeper (and shares and wakes
+ * it) or the sleeper sees bottom above split (and does not sleep, and takes
+ * the job by force if its owner still does not answer). Later pushes of the
+ * episode need no fence: bottom stays above split for the whole episode,
+ * whichever of its stores a reader sees.
+ *
+ * Forced steals can end an episode without the owner knowing, so its next
+ * push, which it takes for a later one, goes unfenced. That push is not
+ * lost: the thief raised movesplit before its barrier and checks it is
+ * still raised after. If the owner's read of movesplit in that push comes
+ * after the barrier, it sees the request and shares; if before, the push's
+ * store of bottom, earlier in its program, comes before the barrier too, and
+ * the thief sees it: it knows private jobs remain (`more`) and hands them to
+ * a sleeper as any thief that leaves work behind does.
+ *
+ * verify/deque.pml checks all of this under x86-TSO with SPIN: every job
+ * taken once, and no thief asleep while an owner that stopped for good holds
+ * a job; without the heavy fence, the owner's CAS for its last private job,
+ * the episode's fence, or a reclaim's lowering of bottom first, it finds the
+ * counterexample.
  *
  * Invariants:
- *  1. top <= split <= bottom (as distances; indices are 32-bit and wrap).
- *  2. top and split live in one 64-bit word, ts. Thieves advance top only by
- *     a CAS of ts that requires top < split; only the owner moves split, also
- *     by CAS of ts. So a thief's CAS made with an old split fails, and the
- *     owner never hands out a job a thief has claimed, nor the reverse.
- *  3. Slot i is written only by the owner, before index i is made public, and
- *     rewritten (as index i + capacity) only after top passed i, which the
- *     owner learns through an acquire load of ts (top_seen).
- *  4. Only the owner reads bottom; thieves never touch private jobs.
- *  5. Whenever a thief may CAS, split > top: the owner never lowers split to
- *     top (it takes the last public job by advancing top instead). So index
- *     top stays public, and its slot unchanged, for as long as ts shows it at
- *     the top, even if ts returns to an earlier value (ABA): a thief whose
- *     CAS succeeds with an old ts took the job it read.
+ *  1. top <= split <= bottom (as distances; indices are 32-bit and wrap),
+ *     except while an owner's pop has lowered bottom by one below split.
+ *  2. top and split live in one 64-bit word, ts. Public thieves advance top
+ *     only by a CAS that requires top < split; a forced thief moves top and
+ *     split from (s, s) to (s + 1, s + 1); the owner moves split by CAS. So a
+ *     CAS made with an old ts fails, and no job is handed out twice.
+ *  3. Slot i is written only by the owner, before index i is made public or
+ *     bottom passes it (release), and rewritten (as index i + capacity) only
+ *     after top passed i, which the owner learns through an acquire load of
+ *     ts (top_seen).
+ *  4. Top never decreases. Whenever a public thief may CAS, split > top: the
+ *     owner never lowers split to top (it takes the last public job by
+ *     advancing top instead). So index top stays public, and its slot
+ *     unchanged, for as long as ts shows it at the top, even if ts returns
+ *     to an earlier value (ABA): a thief whose CAS succeeds with an old ts
+ *     took the job it read. A forced thief's (s, s) cannot recur either once
+ *     changed: every change from it moves top.
+ *  5. The owner lowers bottom (a reclaim) before the CAS that makes jobs
+ *     private again, so a forced thief that sees the new split sees the new
+ *     bottom.
  *
  * Memory orders: a job's contents and its slot are published by the release
- * CAS that moves split past it, and read by a thief after its acquire load of
- * ts. A thief reads the slot before its CAS claims it (the CAS then proves the
- * slot was not reused, invariant 3), as in Chase-Lev.
+ * CAS that moves split past it, or to a forced thief by the release store of
+ * bottom above it, and read by a thief after its acquire load of ts or
+ * bottom. A thief reads the slot before its CAS claims it (the CAS then
+ * proves the slot was not reused, invariants 3 and 4), as in Chase-Lev.
  */
 #include <stdlib.h>
 
@@ -65,7 +123,8 @@ int weft__deque_init(weft__deque *d, size_t capacity) {
     atomic_init(&d->ts, 0);
     atomic_init(&d->movesplit, 0);
     atomic_init(&d->buf, b);
-    d->bottom = d->split = d->top_seen = d->unannounced = 0;
+    atomic_init(&d->bottom, 0);
+    d->split = d->top_seen = d->unannounced = 0;
     d->obuf = b;
     return 0;
 }
@@ -89,7 +148,7 @@ static weft__deque_buf *grow(weft__deque *d) {
     weft__deque_buf *nb = buf_new((old->mask + 1) * 2);
     if (!nb)
         return NULL;
-    for (uint32_t i = d->top_seen; i != d->bottom; i++) {
+    for (uint32_t i = d->top_seen, b = weft__deque_bottom(d); i != b; i++) {
         /* Relaxed: only the owner writes slots. */
         weft__job *j = atomic_load_explicit(&old->slot[i & old->mask], memory_order_relaxed);
         atomic_store_explicit(&nb->slot[i & nb->mask], j, memory_order_relaxed);
@@ -107,14 +166,17 @@ int weft__deque_push_cold(weft__deque *d, weft__job *job) {
     /* Acquire: pairs with the thieves' CAS of ts, so the slots they claimed
      * were read before we reuse them (invariant 3). */
     d->top_seen = weft__deque_top(atomic_load_explicit(&d->ts, memory_order_acquire));
-    if (d->bottom - d->top_seen > d->obuf->mask && !grow(d))
+    if (weft__deque_bottom(d) - d->top_seen > d->obuf->mask && !grow(d))
         return ENOMEM;
     return weft__deque_push(d, job);
 }
 
-/* Move split to new_split (owner). Release: publishes the slots (and the
- * jobs they point to) below new_split to thieves' acquire loads of ts. */
-static void move_split(weft__deque *d, uint32_t new_split) {
+/* Make [split, new_split) public (owner); returns how many jobs that was.
+ * Forced thieves may move split meanwhile (never past new_split, which is at
+ * most bottom): the CAS retries with what they left. Release: publishes the
+ * slots (and the jobs they point to) below new_split to thieves' acquire
+ * loads of ts. */
+static unsigned move_split(weft__deque *d, uint32_t new_split) {
     uint64_t ts = atomic_load_explicit(&d->ts, memory_order_relaxed);
     weft__debug_yield();
     while (!atomic_compare_exchange_weak_explicit(&d->ts, &ts,
@@ -124,6 +186,8 @@ static void move_split(weft__deque *d, uint32_t new_split) {
     }
     d->split = new_split;
     d->top_seen = weft__deque_top(ts);
+    int32_t n = weft__deque_span(weft__deque_split(ts), new_split);
+    return n > 0 ? (unsigned)n : 0;
 }
 
 unsigned weft__deque_share(weft__deque *d) {
@@ -131,56 +195,92 @@ unsigned weft__deque_share(weft__deque *d) {
      * arrives meanwhile is kept. */
     atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
     weft__debug_yield();
-    unsigned n = d->bottom - d->split;
-    if (n)
-        move_split(d, d->bottom);
-    return n;
+    /* Relaxed: a hint; move_split's CAS decides. */
+    uint64_t ts = atomic_load_explicit(&d->ts, memory_order_relaxed);
+    uint32_t b = weft__deque_bottom(d);
+    if (weft__deque_span(weft__deque_split(ts), b) > 0)
+        return move_split(d, b);
+    d->split = weft__deque_split(ts);
+    return 0;
 }
 
-/* Private part empty: take back the newer half of the public part, or the
- * last public job from the top (invariant 5), or find that thieves took all. */
+/* Private part empty (bottom == split): take back the newer half of the
+ * public part, or the last public job from the top (invariant 4), or find
+ * that thieves took all. */
 static weft__job *reclaim(weft__deque *d) {
     /* Acquire: pairs with thieves' CAS (top_seen, invariant 3). */
     uint64_t ts = atomic_load_explicit(&d->ts, memory_order_acquire);
     for (;;) {
         uint32_t t = weft__deque_top(ts), s = weft__deque_split(ts), n = s - t;
         d->top_seen = t;
+        d->split = s;
         if (n == 0)
             return NULL; /* all stolen: bottom == split == top */
+        if (n >= 2) {
+            /* Relaxed, before the CAS that releases it (invariant 5): index
+             * s - 1 is ours, [t + n / 2, s - 1) private once the CAS lands. */
+            atomic_store_explicit(&d->bottom, s - 1, memory_order_relaxed);
+        }
         uint64_t want = n == 1 ? ts_pack(t + 1, s) : ts_pack(t, t + n / 2);
         weft__debug_yield();
         /* Acq_rel: ordered with the thieves' CAS on the same word; failure
          * means a thief moved top, and we look again. */
         if (atomic_compare_exchange_weak_explicit(&d->ts, &ts, want, memory_order_acq_rel,
                                                   memory_order_acquire)) {
-            if (n == 1) {
+            if (n == 1)
                 d->top_seen = s; /* taken from the top, as a thief would */
-            } else {
+            else
                 d->split = t + n / 2;
-                d->bottom = s - 1; /* s - 1 >= the new split: now private */
-            }
             weft__debug_yield();
             return atomic_load_explicit(&d->obuf->slot[(s - 1) & d->obuf->mask],
                                         memory_order_relaxed);
         }
+        if (n >= 2) /* Relaxed: still all public; nothing private to show. */
+            atomic_store_explicit(&d->bottom, s, memory_order_relaxed);
     }
 }
 
-weft__job *weft__deque_pop_cold(weft__deque *d) {
-    uint32_t b = d->bottom;
-    if (b == d->split)
+/* The pop's cold path: bottom is already lowered to b (the index to take),
+ * and ts read after it. */
+weft__job *weft__deque_pop_cold(weft__deque *d, uint32_t b, uint64_t ts) {
+    uint32_t t = weft__deque_top(ts), s = weft__deque_split(ts);
+    weft__deque_buf *buf = d->obuf;
+    int32_t above = weft__deque_span(s, b);
+    d->split = s;
+    if (above < 0) {
+        /* Private part empty (forced thieves never claim at or above the
+         * bottom they saw, so s == b + 1): restore bottom, look at the
+         * public part. Relaxed: bottom == split shows nothing private. */
+        atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
         return reclaim(d);
-    /* A thief asked for work: share all but the job we take now, and leave
-     * the count for the caller to announce (the thief may be asleep by now). */
+    }
+    /* Relaxed: a hint; clearing it answers the request, with the jobs
+     * shared below or with nothing if this is the last private one. */
     atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
     weft__debug_yield();
-    if (b - d->split >= 2) {
-        d->unannounced += b - 1 - d->split;
-        move_split(d, b - 1);
+    if (above > 0) {
+        /* A thief asked for work: share all below the job we take now, and
+         * leave the count for the caller to announce (the thief may be
+         * asleep by now). */
+        d->unannounced += move_split(d, b);
+    } else if (t == s) {
+        /* The last private job, nothing public: a forced thief may be
+         * claiming it too (see the top). The same CAS decides. Acq_rel:
+         * ordered with the thieves' CAS. */
+        if (!atomic_compare_exchange_strong_explicit(&d->ts, &ts, ts_pack(s + 1, s + 1),
+                                                     memory_order_acq_rel, memory_order_relaxed)) {
+            /* A thief took it: ts is (s + 1, s + 1). Relaxed: empty. */
+            atomic_store_explicit(&d->bottom, s + 1, memory_order_relaxed);
+            d->split = d->top_seen = s + 1;
+            return NULL;
+        }
+        /* Relaxed: index s is consumed as if from the top; empty now. */
+        atomic_store_explicit(&d->bottom, s + 1, memory_order_relaxed);
+        d->split = d->top_seen = s + 1;
     }
-    d->bottom = b - 1;
-    /* Relaxed: a private slot, written by this thread. */
-    return atomic_load_explicit(&d->obuf->slot[(b - 1) & d->obuf->mask], memory_order_relaxed);
+    /* else: the last private job above public ones; no thief can claim it. */
+    weft__debug_yield();
+    return atomic_load_explicit(&buf->slot[b & buf->mask], memory_order_relaxed);
 }
 
 weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job) {
@@ -208,5 +308,45 @@ weft__steal_result weft__deque_steal(weft__deque *d, weft__job **job) {
         return WEFT__STEAL_RETRY;
     weft__debug_yield();
     *job = j;
+    return WEFT__STEAL_OK;
+}
+
+/* bottom, for a thief. Acquire: pairs with the push's release store, so the
+ * slots below it and their jobs are visible. */
+static uint32_t thief_bottom(weft__deque *d) {
+    return atomic_load_explicit(&d->bottom, memory_order_acquire);
+}
+
+weft__steal_result weft__deque_steal_private(weft__deque *d, weft__job **job, bool *more) {
+    if (!weft__fence_heavy_available())
+        return WEFT__STEAL_EMPTY; /* no barrier, no forced steal (fence.h) */
+    /* Acquire: as in weft__deque_steal. */
+    uint64_t ts = atomic_load_explicit(&d->ts, memory_order_acquire);
+    uint32_t s = weft__deque_split(ts);
+    if (weft__deque_top(ts) != s)
+        return WEFT__STEAL_RETRY; /* public jobs: a plain steal */
+    if (weft__deque_span(s, thief_bottom(d)) <= 0)
+        return WEFT__STEAL_EMPTY;
+    weft__debug_yield();
+    weft__fence_heavy(); /* against the owner's pop and push (see the top) */
+    weft__debug_yield();
+    /* Relaxed: the owner answered our request since (shared, or popped its
+     * last private job): a plain steal or nothing; the barrier is spent. */
+    if (!atomic_load_explicit(&d->movesplit, memory_order_relaxed))
+        return WEFT__STEAL_RETRY;
+    uint32_t b = thief_bottom(d);
+    if (weft__deque_span(s, b) <= 0)
+        return WEFT__STEAL_EMPTY;
+    /* Acquire: pairs with the release store of a grown buffer. */
+    weft__deque_buf *buf = atomic_load_explicit(&d->buf, memory_order_acquire);
+    weft__job *j = atomic_load_explicit(&buf->slot[s & buf->mask], memory_order_relaxed);
+    weft__debug_yield();
+    /* Acq_rel: claims index s against the owner's last-job CAS and other
+     * thieves (invariant 2). */
+    if (!atomic_compare_exchange_strong_explicit(&d->ts, &ts, ts_pack(s + 1, s + 1),
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return WEFT__STEAL_RETRY;
+    *job = j;
+    *more = weft__deque_span(s + 1, b) > 0; /* as the barrier showed them (see the top) */
     return WEFT__STEAL_OK;
 }

@@ -20,6 +20,10 @@ typedef struct weft__idle_env {
      * work nobody may have been told about, an injected job or a broadcast
      * worker `index` has not run? */
     bool (*final_check)(void *ctx, unsigned index);
+    /* After a sleeper's final check: does another worker hold private jobs
+     * (deque.c, "the episode")? Then it searches again instead of sleeping,
+     * and may take one by force. */
+    bool (*private_check)(void *ctx, unsigned index);
     /* A waker woke a worker while tracing is on: record the wake-up and
      * return its flow id (trace_buf.c). */
     uint32_t (*trace_wake)(void *ctx);
@@ -27,6 +31,11 @@ typedef struct weft__idle_env {
     const weft__phase *phase;    /* the pool's parallel phases (leave.h) */
     void *ctx;                   /* the pool */
 } weft__idle_env;
+
+/* A sleeper's look after its SleepFence: is there work it must not sleep on? */
+static inline bool weft__idle_must_stay(const weft__idle_env *env, unsigned index) {
+    return env->final_check(env->ctx, index) || env->private_check(env->ctx, index);
+}
 
 /* A worker's search loop, local to it. */
 typedef struct weft__idle {

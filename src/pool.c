@@ -272,6 +272,7 @@ int weft_pool_create_sized(weft_pool **out, const weft_config *config, size_t co
         err = need_fork_handlers();
     if (err)
         return err;
+    weft__fence_init(); /* before any deque is used (fence.h) */
     weft_pool *pool = alloc_aligned(sizeof *pool);
     if (!pool)
         return ENOMEM;
@@ -424,6 +425,7 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
     const weft__stats *st = &w->stats;
     out->jobs += weft__stat_get(&st->jobs);
     out->steals += weft__stat_get(&st->steals);
+    out->forced_steals += weft__stat_get(&st->forced_steals);
     out->injected += weft__stat_get(&st->injected);
     out->sleeps += weft__stat_get(&st->sleeps);
     out->wakeups += weft__stat_get(&st->wakeups);

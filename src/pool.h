@@ -34,6 +34,8 @@ typedef struct weft__worker {
     weft_priority prio;                    /* O: priority of the job running now,
                                               inherited by the jobs it forks */
     unsigned free_count;                   /* O */
+    bool force_steal;   /* O: the final check saw private jobs: the next sweep may take one */
+    uint64_t forced_in; /* O: 1 + the sleeps count when a forced sweep last ran (0: none) */
     /* Set before the worker starts. */
     weft_pool *pool;    /* I */
     unsigned index;     /* I: slot; contexts follow the workers */
@@ -149,6 +151,10 @@ static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) 
 /* Share w's private jobs and tell the sleep module (cold path of push). */
 WEFT__HIDDEN WEFT__COLD void weft__worker_offer(weft__worker *w, weft__deque *d);
 
+/* The push that began an episode of d's private part (deque.c): fence, then
+ * share if someone could take the job now. */
+WEFT__HIDDEN WEFT__COLD void weft__worker_push_first(weft__worker *w, weft__deque *d);
+
 /* Remember that a deque may from now on hold a high-priority job. */
 static inline void weft__pool_note_high(weft_pool *pool) {
     /* Relaxed: a stale false costs parallelism, never a job. The pusher sees
@@ -181,25 +187,32 @@ static inline void weft__worker_call_at(weft__worker *w, weft_priority prio, voi
     w->prio = outer; /* no note: it was noted when set */
 }
 
+/* Could someone take d's jobs now: an idle worker, or a thief that asked? */
+static inline bool weft__worker_wanted(weft__worker *w, weft__deque *d) {
+    /* Relaxed movesplit: a request, answered at the latest by the next push or pop. */
+    return weft__sleep_wants_work(&w->pool->sleep) ||
+           atomic_load_explicit(&d->movesplit, memory_order_relaxed);
+}
+
 /* Push a job on w's deque. It stays private (no synchronisation) unless some
  * worker could take it now: an idle or sleeping worker, or a thief that asked
  * this deque for work; then w shares its private jobs and wakes a sleeper if
  * needed. 0 or ENOMEM.
- * The deque's only job is shared too. A thief that goes idle just after our
- * wants_work check finds it private and can only ask for it, and only our next
- * push or pop answers: if we now run a long leaf (the outer join of a big
- * split), the job would wait for it. Sharing when the deque was empty costs
- * a public pop once per emptied deque (the right spine of a stolen tree),
- * not per job. */
+ * The first private job of an episode takes the cold path: a fence orders it
+ * against workers going to sleep (deque.c, "the episode"), and it is shared if
+ * nothing is public, so that a thief needs no barrier to take the only job of
+ * a deque; that costs a public pop once per emptied deque (the right spine of
+ * a stolen tree), not per job. */
 static inline int weft__worker_push_prio(weft__worker *w, weft__job *job, weft_priority prio) {
     weft__deque *d = &w->deques[prio];
     int err = weft__deque_push(d, job);
-    if (WEFT__LIKELY(err == 0) &&
-        WEFT__UNLIKELY(weft__sleep_wants_work(&w->pool->sleep) ||
-                       atomic_load_explicit(&d->movesplit, memory_order_relaxed) ||
-                       weft__deque_only_job(d)))
+    if (WEFT__UNLIKELY(err != 0))
+        return err;
+    if (WEFT__UNLIKELY(weft__deque_first_private(d)))
+        weft__worker_push_first(w, d);
+    else if (WEFT__UNLIKELY(weft__worker_wanted(w, d)))
         weft__worker_offer(w, d);
-    return err;
+    return 0;
 }
 
 /* Push at the priority of the job running now (forked jobs inherit it). */

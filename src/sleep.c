@@ -324,7 +324,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
      * counter read sees us counted and wakes someone. */
     weft__fence_seq_cst();
     weft__debug_yield();
-    if (s->env->final_check(s->env->ctx, idle->index)) {
+    if (weft__idle_must_stay(s->env, idle->index)) {
         uncount_sleeper(s, 0); /* nobody woke us: we hold our lock */
         back_out(slot, idle, latch, false);
         return;

@@ -22,6 +22,7 @@
 typedef struct weft__stats {
     _Atomic uint64_t jobs;           /* A: jobs executed */
     _Atomic uint64_t steals;         /* A: taken from another worker's deque */
+    _Atomic uint64_t forced_steals;  /* A: of steals, private jobs (deque.c) */
     _Atomic uint64_t injected;       /* A: taken from the injector */
     _Atomic uint64_t sleeps;         /* A: times it blocked */
     _Atomic uint64_t wakeups;        /* A: times it was woken */

@@ -130,7 +130,7 @@ static void fall_asleep(weft__wake_all *a, weft__idle *idle, weft__latch *latch)
     /* SleepFence, then the final check (see the top of this file). */
     weft__fence_seq_cst();
     weft__debug_yield();
-    if (a->env->final_check(a->env->ctx, idle->index) || weft__latch_probe(latch))
+    if (weft__idle_must_stay(a->env, idle->index) || weft__latch_probe(latch))
         return; /* the stale asleep bit costs at most one spurious tickle */
     uint64_t slept_at = weft__idle_sleep_begin(idle, a->env->tracing);
     weft__os_wait(&a->epoch, epoch);

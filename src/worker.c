@@ -32,6 +32,23 @@ static unsigned random_below(weft__worker *w, unsigned n) {
     return (unsigned)(((x * 0x2545f4914f6cdd1dull) >> 32) * n >> 32);
 }
 
+/* Take a victim's oldest private job, if w's last final check saw private
+ * jobs whose owner has not answered the requests of a whole search (deque.c:
+ * the owner runs a long job and will not share them before it returns). */
+static weft__steal_result steal_private(weft__worker *w, weft__deque *victim, weft__job **job,
+                                        bool *more) {
+    if (!w->force_steal)
+        return WEFT__STEAL_EMPTY;
+    bool more_private = false;
+    weft__steal_result r = weft__deque_steal_private(victim, job, &more_private);
+    if (r == WEFT__STEAL_OK) {
+        *more = more_private;
+        weft__stat_add(&w->stats.steals, 1);
+        weft__stat_add(&w->stats.forced_steals, 1);
+    }
+    return r;
+}
+
 /* One sweep over the other workers from a random start; repeat while a steal
  * lost a race, since that means work was there. */
 static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
@@ -51,6 +68,9 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
                 weft__stat_add(&w->stats.steals, 1);
                 return job;
             }
+            if (r == WEFT__STEAL_EMPTY &&
+                (r = steal_private(w, victim, &job, more)) == WEFT__STEAL_OK)
+                return job;
             retry |= r == WEFT__STEAL_RETRY;
         }
     }
@@ -105,8 +125,15 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     while (!weft__latch_probe(latch)) {
         bool more;
         weft_priority prio;
+        bool forced = w->force_steal;
         weft__job *job = find_work(w, &more, &prio);
+        if (forced) { /* one sweep per final check that asked for it */
+            w->force_steal = false;
+            if (!job)
+                w->forced_in = 1 + weft__stat_get(&w->stats.sleeps);
+        }
         if (job) {
+            w->forced_in = 0;
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
             weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0);
@@ -133,6 +160,33 @@ static bool final_check(void *ctx, unsigned index) {
            weft__broadcast_pending(&pool->broadcasts, pool->workers[index].broadcast_seen);
 }
 
+/* The sleepers' second look (idle.h), after the SleepFence: another deque's
+ * private jobs, whose owner a search's requests have not moved to share them;
+ * then the next sweep may take one by force (deque.c, "the episode"). */
+static bool private_check(void *ctx, unsigned index) {
+    weft_pool *pool = ctx;
+    weft__worker *w = &pool->workers[index]; /* the caller */
+    /* One forced sweep per sleep: after it found nothing, our request stands
+     * (raised before its barrier) and the owner's next push or pop answers
+     * it and wakes us; an owner that never runs again lost its jobs to that
+     * sweep, or to a thief that hands the rest over (deque.c). A sleep since
+     * (a wake-up, maybe that hand-over) allows another. */
+    if (w->forced_in == 1 + weft__stat_get(&w->stats.sleeps))
+        return false;
+    unsigned n = pool->threads + pool->contexts;
+    /* Relaxed: see weft__pool_note_high. */
+    int prios = atomic_load_explicit(&pool->high_pushed, memory_order_relaxed) ? 2 : 1;
+    for (unsigned v = 0; v < n; v++) {
+        for (int p = 0; p < prios && v != index; p++) {
+            if (weft__deque_private_count(&pool->workers[v].deques[p]) > 0) {
+                w->force_steal = true;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* A waker woke one of our workers while tracing is on (idle.h): a worker
  * of the pool records the flow in its own buffer, anyone else in the pool's
  * buffer for outside threads. */
@@ -144,6 +198,7 @@ static uint32_t trace_wake(void *ctx) {
 
 weft__idle_env weft__worker_idle_env(weft_pool *pool) {
     return (weft__idle_env){.final_check = final_check,
+                            .private_check = private_check,
                             .trace_wake = trace_wake,
                             .tracing = &pool->trace.on,
                             .phase = &pool->phase,
@@ -163,6 +218,22 @@ void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
     weft__sleep_new_injected_jobs(&pool->sleep, 1, was_empty);
     weft__debug_yield();
     weft__pool_unref(pool);
+}
+
+void weft__worker_push_first(weft__worker *w, weft__deque *d) {
+    uint64_t ts = weft__deque_episode_ts(d);
+    /* Nothing public (a thief then takes the job without a barrier), or
+     * someone could take it now: share, and no episode begins. */
+    bool share = weft__deque_top(ts) == weft__deque_split(ts) || weft__worker_wanted(w, d);
+    if (!share) {
+        /* The episode's fence (deque.c): our store of bottom, then the
+         * counters; a sleeper's count, then its SleepFence, then its look at
+         * bottom. Only here, where the job stays private. */
+        weft__fence_seq_cst();
+        share = weft__worker_wanted(w, d);
+    }
+    if (share)
+        weft__worker_offer(w, d);
 }
 
 void weft__worker_offer(weft__worker *w, weft__deque *d) {
