@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Model-check weft's sleep protocols and its latch protocol with SPIN
 # (verify/sleep.pml: targeted; verify/wake_all.pml: wake-all; both include
-# verify/shared*.pml; verify/README.md explains the models and the results).
+# verify/shared*.pml), and the deque's forced steal (verify/deque.pml);
+# verify/README.md explains the models and the results.
 #
 #   verify/run.sh              run every check; exit 0 only if every correct
 #                              model passes and every broken variant is rejected
@@ -22,7 +23,7 @@ CC=${CC:-gcc}
 PAN_CFLAGS=(-O1 -w -DSAFETY -DCOLLAPSE -DMEMLIM=2048)
 PAN_DEPTH=200000
 
-# name | expected | what it shows | spin -D flags [| model: sleep (default) or wake_all]
+# name | expected | what it shows | spin -D flags [| model: sleep (default), wake_all or deque]
 #   pass      exhaustive search, no assertion violation, no invalid end state
 #   lost      SPIN finds an invalid end state (a thread blocked for ever while a
 #             job is queued or a latch is set); assertions are ignored (-A) so
@@ -60,6 +61,12 @@ CHECKS=(
 "wake-all-broken-push-fence|lost|wake-all, PushFence removed (TSO: the push waits in the store buffer)|-DTSO -DNO_PUSH_FENCE|wake_all"
 "wake-all-broken-latch-release|lost|wake-all, latch set by a release exchange: its SET waits past the tickle's load (C11)|-DLATCH_RELEASE -DNJOBS=0|wake_all"
 "wake-all-broken-tickle-lock|lost|wake-all, the tickle bumps the epoch without its lock|-DNO_TICKLE_LOCK|wake_all"
+"deque|pass|the deque: every job taken once, no sleeper beside a stranded job (x86-TSO, owner and 2 thieves, 2 jobs)|-DNJOBS=2|deque"
+"deque-broken-no-heavy|assert|the deque, forced steal without the heavy barrier: a job taken twice|-DNJOBS=2 -DNO_HEAVY|deque"
+"deque-broken-owner-no-cas|assert|the deque, owner takes its last private job without CAS: a job taken twice|-DNJOBS=2 -DNO_OWNER_CAS|deque"
+"deque-broken-lower-after|assert|the deque, reclaim lowers bottom after its CAS: a job taken twice|-DNJOBS=2 -DNO_LOWER_FIRST|deque"
+"deque-broken-no-episode-fence|lost|the deque without the episode fence: a sleeper beside a stranded job|-DNJOBS=2 -DNO_EPISODE_FENCE|deque"
+"deque-broken-no-private-check|lost|the deque, sleepers ignore private jobs: a sleeper beside a stranded job|-DNJOBS=2 -DNO_PRIVATE_CHECK|deque"
 )
 
 # Bigger configurations, run with --all (about 70 s more here).
@@ -102,7 +109,7 @@ need_tools() {
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft-verify.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# the model a check runs: sleep (default) or wake_all
+# the model a check runs: sleep (default), wake_all or deque
 model_of() { # model_of LINE
     local m
     m=$(field 4 "$1")
