@@ -331,9 +331,10 @@ weft__steal_result weft__deque_steal_private(weft__deque *d, weft__job **job, bo
     weft__fence_heavy(); /* against the owner's pop and push (see the top) */
     weft__debug_yield();
     /* Relaxed: the owner answered our request since (shared, or popped its
-     * last private job): a plain steal or nothing; the barrier is spent. */
+     * last private job): what it shared is announced, and a plain steal
+     * finds it; the barrier is spent. */
     if (!atomic_load_explicit(&d->movesplit, memory_order_relaxed))
-        return WEFT__STEAL_RETRY;
+        return WEFT__STEAL_EMPTY;
     uint32_t b = thief_bottom(d);
     if (weft__deque_span(s, b) <= 0)
         return WEFT__STEAL_EMPTY;

@@ -32,13 +32,11 @@ static unsigned random_below(weft__worker *w, unsigned n) {
     return (unsigned)(((x * 0x2545f4914f6cdd1dull) >> 32) * n >> 32);
 }
 
-/* Take a victim's oldest private job, if w's last final check saw private
- * jobs whose owner has not answered the requests of a whole search (deque.c:
- * the owner runs a long job and will not share them before it returns). */
+/* Take a victim's oldest private job: w's last final check saw private jobs
+ * whose owner has not answered the requests of a whole search (deque.c: the
+ * owner runs a long job and will not share them before it returns). */
 static weft__steal_result steal_private(weft__worker *w, weft__deque *victim, weft__job **job,
                                         bool *more) {
-    if (!w->force_steal)
-        return WEFT__STEAL_EMPTY;
     bool more_private = false;
     weft__steal_result r = weft__deque_steal_private(victim, job, &more_private);
     if (r == WEFT__STEAL_OK) {
@@ -54,7 +52,11 @@ static weft__steal_result steal_private(weft__worker *w, weft__deque *victim, we
 static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
     weft_pool *pool = w->pool;
     unsigned n = pool->threads + pool->contexts; /* contexts are victims too */
-    for (bool retry = n > 1; retry;) {
+    /* After a final check that saw private jobs, the first pass tries each
+     * victim that shows nothing public by force: a barrier each, so retries
+     * (lost races) do not. */
+    bool force = w->force_steal;
+    for (bool retry = n > 1; retry; force = false) {
         retry = false;
         unsigned v = random_below(w, n);
         for (unsigned k = 0; k < n; k++, v = v + 1 == n ? 0 : v + 1) {
@@ -68,7 +70,7 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
                 weft__stat_add(&w->stats.steals, 1);
                 return job;
             }
-            if (r == WEFT__STEAL_EMPTY &&
+            if (r == WEFT__STEAL_EMPTY && force &&
                 (r = steal_private(w, victim, &job, more)) == WEFT__STEAL_OK)
                 return job;
             retry |= r == WEFT__STEAL_RETRY;

@@ -77,7 +77,7 @@ TEST(forced_steal_takes_the_oldest_private_job) {
     bool more = false;
     /* Without a request first, nothing is forced: the owner may be about to
      * answer one. */
-    CHECK_EQ(weft__deque_steal_private(&d, &j, &more), WEFT__STEAL_RETRY);
+    CHECK_EQ(weft__deque_steal_private(&d, &j, &more), WEFT__STEAL_EMPTY);
     CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_EMPTY); /* asks */
     CHECK_EQ(weft__deque_steal_private(&d, &j, &more), WEFT__STEAL_OK);
     CHECK(j == &it[0].job);
