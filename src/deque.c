@@ -175,13 +175,15 @@ int weft__deque_push_cold(weft__deque *d, weft__job *job) {
  * Forced thieves may move split meanwhile (never past new_split, which is at
  * most bottom): the CAS retries with what they left. Release: publishes the
  * slots (and the jobs they point to) below new_split to thieves' acquire
- * loads of ts. */
+ * loads of ts. Seq-cst: the pusher's counter read comes next
+ * (weft__worker_offer), and with this CAS it is the PushFence a leaving
+ * searcher's fence pairs with (idle.h). */
 static unsigned move_split(weft__deque *d, uint32_t new_split) {
     uint64_t ts = atomic_load_explicit(&d->ts, memory_order_relaxed);
     weft__debug_yield();
     while (!atomic_compare_exchange_weak_explicit(&d->ts, &ts,
                                                   ts_pack(weft__deque_top(ts), new_split),
-                                                  memory_order_release, memory_order_relaxed)) {
+                                                  memory_order_seq_cst, memory_order_relaxed)) {
         weft__debug_yield();
     }
     d->split = new_split;

@@ -24,6 +24,8 @@ typedef struct weft__idle_env {
      * (deque.c, "the episode")? Then it searches again instead of sleeping,
      * and may take one by force. */
     bool (*private_check)(void *ctx, unsigned index);
+    /* After a searcher's fence: does another worker's deque show public jobs? */
+    bool (*public_check)(void *ctx, unsigned index);
     /* A waker woke a worker while tracing is on: record the wake-up and
      * return its flow id (trace_buf.c). */
     uint32_t (*trace_wake)(void *ctx);
@@ -35,6 +37,17 @@ typedef struct weft__idle_env {
 /* A sleeper's look after its SleepFence: is there work it must not sleep on? */
 static inline bool weft__idle_must_stay(const weft__idle_env *env, unsigned index) {
     return env->final_check(env->ctx, index) || env->private_check(env->ctx, index);
+}
+
+/* A searcher that stops counting as one (it found a job, or its latch was
+ * set), the last while someone sleeps: a poster that saw it searching woke
+ * nobody (the searcher cap: it will take the job), yet it takes another job or
+ * none. So it looks once more, after a fence that pairs with the poster's
+ * PushFence as the SleepFence does (either it sees the job or the poster saw
+ * it gone): is a job waiting that nobody looks for? Then it wakes a sleeper. */
+static inline bool weft__idle_left_behind(const weft__idle_env *env, unsigned index) {
+    weft__fence_seq_cst();
+    return env->final_check(env->ctx, index) || env->public_check(env->ctx, index);
 }
 
 /* A worker's search loop, local to it. */
@@ -64,6 +77,7 @@ typedef enum {
     WEFT__DEBUG_LEGACY_BEFORE_ASLEEP, /* wake-all: sleepy, about to mark itself asleep */
     WEFT__DEBUG_WOKEN,                /* targeted: woken, before it counts itself searching */
     WEFT__DEBUG_LEAVING,              /* its latch is set: about to stop searching */
+    WEFT__DEBUG_FOUND,                /* targeted: found a job, about to stop searching */
 } weft__debug_point;
 WEFT__HIDDEN extern void (*_Atomic weft__idle_debug_hook)(void *pool, weft__debug_point p);
 

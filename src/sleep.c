@@ -368,19 +368,19 @@ void weft__sleep_work_found(weft__sleep *s, weft__idle *idle, bool more) {
         return;
     }
     weft__leave_found(&s->leave, &s->slots[idle->index].leave, idle_for);
-    /* We were the last searcher and left work behind: hand over to a sleeper
-     * so the rest does not wait for us (the sleep RFC's "missed hazards"). */
-    if (leave_searching(s) && more)
+    weft__idle_debug_point(s->env, WEFT__DEBUG_FOUND);
+    /* We were the last searcher and left work behind, seen in our search or
+     * posted since: hand over to a sleeper so it does not wait for our job
+     * (the sleep RFC's "missed hazards"; idle.h). */
+    if (leave_searching(s) && (more || weft__idle_left_behind(s->env, idle->index)))
         wake_any(s, 1);
 }
 
 /* A poster that saw us searching woke nobody (idle >= n in new_jobs); now we
- * leave without looking again. If we were the last searcher and someone
- * sleeps, look once more after a fence, and hand over to a sleeper if an
- * outside job is waiting; otherwise it would wait for however long our
- * caller's continuation runs. Found by the spin model (verify/, leave
- * hand-over): the fence pairs with the poster's PushFence as the SleepFence
- * does, so either we see its push or it saw us gone. */
+ * leave for our caller's continuation. If we were the last searcher and
+ * someone sleeps, look once more and hand over (idle.h), or the job waits for
+ * however long that continuation runs. Found by the spin model (verify/,
+ * leave hand-over). */
 void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
     weft__idle_debug_point(s->env, WEFT__DEBUG_LEAVING);
     if (idle->search_ns)
@@ -390,12 +390,7 @@ void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
         weft__wake_all_stop_looking(&s->all, idle);
         return;
     }
-    if (!leave_searching(s))
-        return;
-    weft__debug_yield();
-    weft__fence_seq_cst();
-    weft__debug_yield();
-    if (s->env->final_check(s->env->ctx, idle->index))
+    if (leave_searching(s) && weft__idle_left_behind(s->env, idle->index))
         wake_any(s, 1);
 }
 

@@ -189,6 +189,19 @@ static bool private_check(void *ctx, unsigned index) {
     return false;
 }
 
+/* A leaving searcher's look (idle.h): public jobs on another deque. */
+static bool public_check(void *ctx, unsigned index) {
+    weft_pool *pool = ctx;
+    unsigned n = pool->threads + pool->contexts;
+    /* Relaxed: see weft__pool_note_high. */
+    int prios = atomic_load_explicit(&pool->high_pushed, memory_order_relaxed) ? 2 : 1;
+    for (unsigned v = 0; v < n; v++)
+        for (int p = 0; p < prios && v != index; p++)
+            if (!weft__deque_public_empty(&pool->workers[v].deques[p]))
+                return true;
+    return false;
+}
+
 /* A waker woke one of our workers while tracing is on (idle.h): a worker
  * of the pool records the flow in its own buffer, anyone else in the pool's
  * buffer for outside threads. */
@@ -201,6 +214,7 @@ static uint32_t trace_wake(void *ctx) {
 weft__idle_env weft__worker_idle_env(weft_pool *pool) {
     return (weft__idle_env){.final_check = final_check,
                             .private_check = private_check,
+                            .public_check = public_check,
                             .trace_wake = trace_wake,
                             .tracing = &pool->trace.on,
                             .phase = &pool->phase,

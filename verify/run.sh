@@ -49,6 +49,8 @@ CHECKS=(
 "broken-old-wake|assert|weft before e0e49d2 (waker left the woken worker inactive): sleeping <= inactive fails|-DOLD_WAKE"
 "broken-no-handover|lost|leave hand-over removed (weft before it): a job waits for a latch owner that left the loop (TSO)|-DTSO -DOWNER_LEAVES -DNO_LEAVE_HANDOVER"
 "owner-leaves|pass|no job waits for a latch owner that left the loop: the leave hand-over (C11, 2 workers, 2 jobs)|-DOWNER_LEAVES"
+"sleep-finder-stays|pass|no lost wake-up when a found job runs for ever: the found hand-over (C11, 2 workers, 2 jobs)|-DFINDER_MAY_STAY"
+"broken-no-found-handover|lost|the same without the found hand-over: a job posted while the finder still searched waits for it|-DFINDER_MAY_STAY -DNO_FOUND_HANDOVER"
 "sleep-timed|pass|no lost wake-up, invariants hold with timed self-wake-ups (leave.c's prediction; C11, 2 workers, 2 jobs)|-DTIMED"
 "broken-self-wake-no-lock|assert|a timed self-wake-up without the slot lock: it and a waker both uncount the sleeper|-DTIMED -DSELF_WAKE_NO_LOCK"
 "wake-all|pass|wake-all: no lost wake-up, latches tickle (C11, 2 workers, 2 jobs)||wake_all"

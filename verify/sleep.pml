@@ -63,6 +63,13 @@
  *   NO_LEAVE_HANDOVER  without weft__sleep_stop_looking's hand-over: a worker
  *                    leaving its loop because its latch is set does not wake
  *                    a sleeper for work left in the injector
+ *   FINDER_MAY_STAY  a worker that found a job may run it for ever (after
+ *                    counting it done): a job posted while it searched must
+ *                    not wait for it
+ *   NO_FOUND_HANDOVER  weft before the found hand-over: a worker that found
+ *                    a job hands over only for work its search saw (`more`),
+ *                    not for a job posted while it still counted as a
+ *                    searcher (README, "Findings", 4)
  */
 
 #ifndef JEC_MOD
@@ -476,14 +483,35 @@ loop:
             c_in = inactive; c_sl = sleeping; seen = MASKC;
             inactive--; cnt_rmw(); check();
             ok = (more && c_sl > 0 && c_in - c_sl == 1);
-            got = 0; more = 0; c_in = 0; c_sl = 0
+            got = 0
         }
+#ifndef NO_FOUND_HANDOVER
+        /* ... or posted since: a poster that saw us searching woke nobody
+         * (the cap), so the last searcher looks again after a fence
+         * (weft__idle_left_behind) */
+        if
+        :: !more && c_sl > 0 && c_in - c_sl == 1 ->
+            fenced_check();
+            ok = nonempty;
+            nonempty = 0
+        :: else
+        fi;
+#endif
+        more = 0; c_in = 0; c_sl = 0;
         if
         :: ok -> n = 1; wake_any()
         :: else
         fi;
         ok = 0; seen = 0;
         job_done();                        /* the job runs */
+#ifdef FINDER_MAY_STAY
+        /* ... for ever (after counting itself done, so that only the job it
+         * left behind can keep the pool's destroy waiting) */
+        if
+        :: goto gone
+        :: skip
+        fi;
+#endif
         atomic { inactive++; cnt_rmw(); phase = SEARCHING; check() }   /* start_looking */
         goto loop
     :: else
@@ -508,7 +536,9 @@ after:
     :: cur == LJOB -> skip        /* runs the rest of its job for ever */
 #endif
     :: else
-    fi
+    fi;
+gone:
+    skip
 }
 
 /* ---- the outside thread: submit, then destroy the pool --------------------- */
