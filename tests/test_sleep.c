@@ -215,7 +215,7 @@ TEST(woken_but_not_running_is_not_idle) {
  * counted as idle, and so woke nobody (the searcher cap): the hook posts that
  * job at debug point `at` of the next searcher to reach it. */
 static struct {
-    weft__debug_point at;
+    _Atomic int at; /* a weft__debug_point; atomic: every hook call reads it */
     _Atomic int armed, ran;
     weft__job job;
 } posted;
@@ -226,14 +226,14 @@ static void posted_execute(weft__job *job) {
 }
 
 static void post_at_point(void *arg, weft__debug_point p) {
-    if (p != posted.at || !atomic_exchange(&posted.armed, 0))
+    if ((int)p != atomic_load(&posted.at) || !atomic_exchange(&posted.armed, 0))
         return;
     posted.job.execute = posted_execute;
     weft__pool_inject(arg, &posted.job, WEFT_PRIORITY_NORMAL); /* sees it idle */
 }
 
 static void arm_post(weft__debug_point at) {
-    posted.at = at;
+    atomic_store(&posted.at, (int)at);
     atomic_store(&posted.ran, 0);
     atomic_store(&weft__idle_debug_hook, post_at_point);
     atomic_store(&posted.armed, 1);
