@@ -64,8 +64,8 @@
  * verify/deque.pml checks all of this under x86-TSO with SPIN: every job
  * taken once, and no thief asleep while an owner that stopped for good holds
  * a job; without the heavy fence, the owner's CAS for its last private job,
- * the episode's fence, or a reclaim's lowering of bottom first, it finds the
- * counterexample.
+ * the episode's fence, the sleepers' look at private jobs, or a reclaim's
+ * lowering of bottom first, it finds the counterexample.
  *
  * Invariants:
  *  1. top <= split <= bottom (as distances; indices are 32-bit and wrap),

@@ -162,6 +162,22 @@ static bool final_check(void *ctx, unsigned index) {
            weft__broadcast_pending(&pool->broadcasts, pool->workers[index].broadcast_seen);
 }
 
+/* Does a deque of a slot other than `index` show private jobs (or, with
+ * !private_jobs, public ones)? Hints, read after the caller's fence. */
+static bool other_deques_show(weft_pool *pool, unsigned index, bool private_jobs) {
+    unsigned n = pool->threads + pool->contexts;
+    /* Relaxed: see weft__pool_note_high. */
+    int prios = atomic_load_explicit(&pool->high_pushed, memory_order_relaxed) ? 2 : 1;
+    for (unsigned v = 0; v < n; v++) {
+        for (int p = 0; p < prios && v != index; p++) {
+            weft__deque *d = &pool->workers[v].deques[p];
+            if (private_jobs ? weft__deque_private_count(d) > 0 : !weft__deque_public_empty(d))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* The sleepers' second look (idle.h), after the SleepFence: another deque's
  * private jobs, whose owner a search's requests have not moved to share them;
  * then the next sweep may take one by force (deque.c, "the episode"). */
@@ -175,31 +191,13 @@ static bool private_check(void *ctx, unsigned index) {
      * (a wake-up, maybe that hand-over) allows another. */
     if (w->forced_in == 1 + weft__stat_get(&w->stats.sleeps))
         return false;
-    unsigned n = pool->threads + pool->contexts;
-    /* Relaxed: see weft__pool_note_high. */
-    int prios = atomic_load_explicit(&pool->high_pushed, memory_order_relaxed) ? 2 : 1;
-    for (unsigned v = 0; v < n; v++) {
-        for (int p = 0; p < prios && v != index; p++) {
-            if (weft__deque_private_count(&pool->workers[v].deques[p]) > 0) {
-                w->force_steal = true;
-                return true;
-            }
-        }
-    }
-    return false;
+    w->force_steal = other_deques_show(pool, index, true);
+    return w->force_steal;
 }
 
 /* A leaving searcher's look (idle.h): public jobs on another deque. */
 static bool public_check(void *ctx, unsigned index) {
-    weft_pool *pool = ctx;
-    unsigned n = pool->threads + pool->contexts;
-    /* Relaxed: see weft__pool_note_high. */
-    int prios = atomic_load_explicit(&pool->high_pushed, memory_order_relaxed) ? 2 : 1;
-    for (unsigned v = 0; v < n; v++)
-        for (int p = 0; p < prios && v != index; p++)
-            if (!weft__deque_public_empty(&pool->workers[v].deques[p]))
-                return true;
-    return false;
+    return other_deques_show(ctx, index, false);
 }
 
 /* A waker woke one of our workers while tracing is on (idle.h): a worker
