@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "debug_yield.h"
 #include "leave.h"
 #include "stats.h"
 
@@ -46,7 +47,9 @@ static inline bool weft__idle_must_stay(const weft__idle_env *env, unsigned inde
  * PushFence as the SleepFence does (either it sees the job or the poster saw
  * it gone): is a job waiting that nobody looks for? Then it wakes a sleeper. */
 static inline bool weft__idle_left_behind(const weft__idle_env *env, unsigned index) {
+    weft__debug_yield(); /* the random-yield build widens both windows */
     weft__fence_seq_cst();
+    weft__debug_yield();
     return env->final_check(env->ctx, index) || env->public_check(env->ctx, index);
 }
 

@@ -37,10 +37,8 @@ static unsigned random_below(weft__worker *w, unsigned n) {
  * owner runs a long job and will not share them before it returns). */
 static weft__steal_result steal_private(weft__worker *w, weft__deque *victim, weft__job **job,
                                         bool *more) {
-    bool more_private = false;
-    weft__steal_result r = weft__deque_steal_private(victim, job, &more_private);
+    weft__steal_result r = weft__deque_steal_private(victim, job, more); /* *more only on OK */
     if (r == WEFT__STEAL_OK) {
-        *more = more_private;
         weft__stat_add(&w->stats.steals, 1);
         weft__stat_add(&w->stats.forced_steals, 1);
     }

@@ -282,7 +282,7 @@ TEST(leaving_searcher_hands_over_to_a_sleeper) {
  * longer counts as a searcher, looks again after a fence, as a leaver does.
  * Here the found job waits for the posted one: without that look it can only
  * time out. (test_context.busy_pool_leaves_the_work_to_the_submitter hung
- * this way in 1 of 30 to 300 runs under TSan beside other work; verify/:
+ * this way within 20 to 300 runs under TSan beside other work; verify/:
  * found hand-over.) */
 static void need_the_posted_job(void *arg) {
     wait_flag(&posted.ran); /* only a sleeper can run it now */
