@@ -11,6 +11,16 @@
  *    frames on the stack, both halves called through function pointers from a
  *    join the compiler cannot inline (a library call). T1/Ts of this is what
  *    a scheduler with a free join would measure against bench's serial fib.
+ *  - fib(35) against the noinline serial (issue 20's reference, Ts), with
+ *    joins the compiler inlines, in three steps, each a floor for a
+ *    header-inline weft_join on this machine: the job interface alone (both
+ *    halves called directly, arguments and results in frames, no join); then
+ *    a join that only moves a deque index kept in memory behind a
+ *    thread-local pointer (the least any join does whose index is not passed
+ *    in registers through every call: Lace passes it as an argument); then
+ *    the same writing B's function and argument into a slot and reading one
+ *    word back after A. None of them can be stolen from: a real join costs
+ *    more.
  *  - wake (Linux): what the machine charges any pool whose workers sleep.
  *    The latency of a condition-variable wake-up (waker's signal to wakee
  *    running) of a thread blocked on the other CPU, after that CPU idled for
@@ -91,6 +101,157 @@ static double time_fib(long (*fn)(int)) {
     }
     bench_sort_doubles(t, 5);
     return t[2];
+}
+
+/* ---- issue 20: inline joins ------------------------------------------- */
+
+/* Ts: the plain recursion, one call per node, as bench's serial-noinline. */
+__attribute__((noinline)) static long fib_rec_noinline(int n) {
+    if (n < 2)
+        return n;
+    long x = fib_rec_noinline(n - 1);
+    long y = fib_rec_noinline(n - 2);
+    __asm__ volatile("" : "+r"(y)); /* no loop made of the second call */
+    return x + y;
+}
+
+/* The least a join can keep: the owner's deque index in memory (the first
+ * three kinds), a word thieves would write, slots, and for JOIN_LINKED the
+ * newest join frame instead of an index. */
+typedef struct floor_slot {
+    _Atomic(fn_t *) fn;
+    _Atomic(void *) arg;
+} floor_slot;
+
+/* JOIN_LINKED: B waits in the joining function's own frame, linked to the
+ * previous one. */
+typedef struct floor_frame {
+    floor_slot b;
+    struct floor_frame *prev;
+    _Atomic uint32_t taken; /* what a pop reads after unlinking */
+} floor_frame;
+
+typedef struct floor_deque {
+    _Atomic uint64_t shared; /* what a pop reads after lowering the index */
+    _Atomic uint32_t bottom;
+    floor_slot slot[64];
+    _Atomic(floor_slot *) record[64];
+    floor_frame *top;
+} floor_deque;
+
+static _Thread_local floor_deque *floor_tls;
+
+/* What a fork publishes:
+ *  JOIN_NONE    nothing (the job interface alone);
+ *  JOIN_INDEX   bottom, raised and lowered (no slot);
+ *  JOIN_SLOT    B's function and argument in slot[bottom];
+ *  JOIN_RECORD  B in the joining frame, its address in record[bottom];
+ *  JOIN_LINKED  B in the joining frame, linked from top: no index, so no
+ *               store's address depends on a value loaded from memory. */
+enum { JOIN_NONE, JOIN_INDEX, JOIN_SLOT, JOIN_RECORD, JOIN_LINKED };
+
+/* B's fork and join, by kind (how is a constant: each use folds to one). */
+#define FORK_AND_JOIN(how, self_, a_, b_)                                                          \
+    do {                                                                                           \
+        floor_deque *d = floor_tls;                                                                \
+        if (how == JOIN_LINKED) {                                                                  \
+            floor_frame fr;                                                                        \
+            atomic_init(&fr.b.fn, self_);                                                          \
+            atomic_init(&fr.b.arg, b_);                                                            \
+            atomic_init(&fr.taken, 0);                                                             \
+            fr.prev = d->top;                                                                      \
+            atomic_signal_fence(memory_order_seq_cst);                                             \
+            d->top = &fr;                                                                          \
+            self_(a_);                                                                             \
+            d->top = fr.prev;                                                                      \
+            atomic_signal_fence(memory_order_seq_cst);                                             \
+            if (atomic_load_explicit(&fr.taken, memory_order_relaxed) != 0)                        \
+                abort(); /* nobody takes anything here */                                          \
+            break;                                                                                 \
+        }                                                                                          \
+        uint32_t i = atomic_load_explicit(&d->bottom, memory_order_relaxed);                       \
+        floor_slot rec;                                                                            \
+        if (how == JOIN_SLOT) {                                                                    \
+            atomic_store_explicit(&d->slot[i & 63].fn, self_, memory_order_relaxed);               \
+            atomic_store_explicit(&d->slot[i & 63].arg, b_, memory_order_relaxed);                 \
+        } else if (how == JOIN_RECORD) {                                                           \
+            atomic_init(&rec.fn, self_);                                                           \
+            atomic_init(&rec.arg, b_);                                                             \
+            atomic_store_explicit(&d->record[i & 63], &rec, memory_order_relaxed);                 \
+        }                                                                                          \
+        atomic_store_explicit(&d->bottom, i + 1, memory_order_release);                            \
+        self_(a_);                                                                                 \
+        atomic_store_explicit(&d->bottom, i, memory_order_relaxed);                                \
+        atomic_signal_fence(memory_order_seq_cst);                                                 \
+        bool taken = atomic_load_explicit(&d->shared, memory_order_relaxed) != 0;                  \
+        if (how == JOIN_SLOT)                                                                      \
+            taken |= atomic_load_explicit(&d->slot[i & 63].arg, memory_order_relaxed) != b_;       \
+        else if (how == JOIN_RECORD)                                                               \
+            taken |= atomic_load_explicit(&d->record[i & 63], memory_order_relaxed) != &rec;       \
+        if (taken)                                                                                 \
+            abort();                                                                               \
+    } while (0)
+
+#define FIB_INLINE(name, how)                                                                      \
+    static void name(void *arg) {                                                                  \
+        frame *f = arg;                                                                            \
+        if (f->n < 2) {                                                                            \
+            f->r = f->n;                                                                           \
+            return;                                                                                \
+        }                                                                                          \
+        frame a = {f->n - 1, 0}, b = {f->n - 2, 0};                                                \
+        if (how == JOIN_NONE)                                                                      \
+            name(&a);                                                                              \
+        else                                                                                       \
+            FORK_AND_JOIN(how, name, &a, &b);                                                      \
+        name(&b);                                                                                  \
+        f->r = a.r + b.r;                                                                          \
+    }
+
+FIB_INLINE(fib_job_none, JOIN_NONE)
+FIB_INLINE(fib_job_index, JOIN_INDEX)
+FIB_INLINE(fib_job_slot, JOIN_SLOT)
+FIB_INLINE(fib_job_record, JOIN_RECORD)
+FIB_INLINE(fib_job_linked, JOIN_LINKED)
+
+static long fib_through(fn_t *job, int n) {
+    static floor_deque d;
+    floor_tls = &d;
+    frame f = {n, 0};
+    job(&f);
+    return f.r;
+}
+
+static long fib_none(int n) {
+    return fib_through(fib_job_none, n);
+}
+
+static long fib_index(int n) {
+    return fib_through(fib_job_index, n);
+}
+
+static long fib_slot(int n) {
+    return fib_through(fib_job_slot, n);
+}
+
+static long fib_record(int n) {
+    return fib_through(fib_job_record, n);
+}
+
+static long fib_linked(int n) {
+    return fib_through(fib_job_linked, n);
+}
+
+static void inline_join_floor(void) {
+    const char *names[] = {"interface", "index", "slot", "record", "linked"};
+    long (*fns[])(int) = {fib_none, fib_index, fib_slot, fib_record, fib_linked};
+    double ts = time_fib(fib_rec_noinline);
+    for (int k = 0; k < 5; k++) {
+        double t = time_fib(fns[k]);
+        printf("{\"floor\":\"fib35_inline_join\",\"join\":\"%s\",\"ts_noinline_s\":%.4f,"
+               "\"t1_s\":%.4f,\"t1_over_ts\":%.2f,\"ns_per_fork\":%.2f}\n",
+               names[k], ts, t, t / ts, (t - ts) / 14930351 * 1e9);
+    }
 }
 
 static long fib_free(int n) {
@@ -264,6 +425,7 @@ int main(void) {
     double ts = time_fib(fib_serial), tf = time_fib(fib_free);
     printf("{\"floor\":\"fib35\",\"serial_s\":%.4f,\"free_join_s\":%.4f,\"t1_over_ts\":%.2f}\n", ts,
            tf, tf / ts);
+    inline_join_floor();
 #ifdef __linux__
     wake_floor();
 #endif
