@@ -146,9 +146,13 @@ WEFT_API void weft_phase_end(weft_pool *pool, bool fast_leave);
 /* Pool configuration. A zero-initialised struct means all defaults. */
 typedef struct weft_config {
     unsigned threads;  /* 0: $WEFT_NUM_THREADS if it is a number from 1 to
-                          WEFT_THREADS_MAX, else the CPUs this process may run
-                          on (sched_getaffinity); any other non-empty value is
-                          ignored with one line on stderr (once per value) */
+                          WEFT_THREADS_MAX, else the CPUs this process may use:
+                          the CPUs it may run on (sched_getaffinity), capped
+                          on Linux by its cgroup v2 CPU quota (the least
+                          cpu.max of its cgroup and their ancestors, rounded
+                          up: 1.5 CPUs gives 2); any other non-empty value of
+                          the variable is ignored with one line on stderr
+                          (once per value) */
     unsigned contexts; /* context slots for non-worker threads
                           (weft_context_acquire); threads + contexts must not
                           exceed WEFT_THREADS_MAX */

@@ -44,6 +44,7 @@
 
 #include "pool.h"
 
+#include "cpus.h"
 #include "debug_yield.h"
 #include "env.h"
 #include "os.h"
@@ -157,11 +158,11 @@ static int check_config(const weft_config *c) {
 }
 
 /* config->threads, else $WEFT_NUM_THREADS if valid (env.c warns if not),
- * else the CPU count. */
+ * else the CPUs this process may use (cpus.c: affinity and cgroup quota). */
 static unsigned resolve_threads(unsigned threads) {
     if (threads)
         return threads;
-    unsigned n = weft__os_cpu_count();
+    unsigned n = weft__cpus_available();
     return weft__env_threads(n > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : n);
 }
 

@@ -49,6 +49,7 @@
 
 #include "sleep.h"
 
+#include "cpus.h"
 #include "debug_yield.h"
 #include "os.h"
 
@@ -76,7 +77,7 @@ int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads
     s->nslots = slots;
     s->wake_all = wake_all;
     s->env = env;
-    weft__leave_pool_init(&s->leave, threads, weft__os_cpu_count(), leave_fast);
+    weft__leave_pool_init(&s->leave, threads, weft__cpus_available(), leave_fast);
     weft__wake_all_init(&s->all, env, leave_fast);
     return 0;
 }
