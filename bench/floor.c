@@ -128,7 +128,8 @@ typedef struct floor_slot {
 typedef struct floor_frame {
     floor_slot b;
     struct floor_frame *prev;
-    _Atomic uint32_t taken; /* what a pop reads after unlinking */
+    _Atomic(struct floor_frame *) next; /* JOIN_LINKED_BOTH: the newer frame */
+    _Atomic uint32_t taken;             /* what a pop reads after unlinking */
 } floor_frame;
 
 typedef struct floor_deque {
@@ -147,19 +148,24 @@ static _Thread_local floor_deque *floor_tls;
  *  JOIN_SLOT    B's function and argument in slot[bottom];
  *  JOIN_RECORD  B in the joining frame, its address in record[bottom];
  *  JOIN_LINKED  B in the joining frame, linked from top: no index, so no
- *               store's address depends on a value loaded from memory. */
-enum { JOIN_NONE, JOIN_INDEX, JOIN_SLOT, JOIN_RECORD, JOIN_LINKED };
+ *               store's address depends on a value loaded from memory;
+ *  JOIN_LINKED_BOTH  the same, and the older frame links to the newer one
+ *               (what a thief would follow): one store whose address is
+ *               the loaded top. */
+enum { JOIN_NONE, JOIN_INDEX, JOIN_SLOT, JOIN_RECORD, JOIN_LINKED, JOIN_LINKED_BOTH };
 
 /* B's fork and join, by kind (how is a constant: each use folds to one). */
 #define FORK_AND_JOIN(how, self_, a_, b_)                                                          \
     do {                                                                                           \
         floor_deque *d = floor_tls;                                                                \
-        if (how == JOIN_LINKED) {                                                                  \
+        if (how == JOIN_LINKED || how == JOIN_LINKED_BOTH) {                                       \
             floor_frame fr;                                                                        \
             atomic_init(&fr.b.fn, self_);                                                          \
             atomic_init(&fr.b.arg, b_);                                                            \
             atomic_init(&fr.taken, 0);                                                             \
             fr.prev = d->top;                                                                      \
+            if (how == JOIN_LINKED_BOTH && fr.prev)                                                \
+                atomic_store_explicit(&fr.prev->next, &fr, memory_order_relaxed);                  \
             atomic_signal_fence(memory_order_seq_cst);                                             \
             d->top = &fr;                                                                          \
             self_(a_);                                                                             \
@@ -213,6 +219,7 @@ FIB_INLINE(fib_job_index, JOIN_INDEX)
 FIB_INLINE(fib_job_slot, JOIN_SLOT)
 FIB_INLINE(fib_job_record, JOIN_RECORD)
 FIB_INLINE(fib_job_linked, JOIN_LINKED)
+FIB_INLINE(fib_job_linked_both, JOIN_LINKED_BOTH)
 
 static long fib_through(fn_t *job, int n) {
     static floor_deque d;
@@ -242,11 +249,15 @@ static long fib_linked(int n) {
     return fib_through(fib_job_linked, n);
 }
 
+static long fib_linked_both(int n) {
+    return fib_through(fib_job_linked_both, n);
+}
+
 static void inline_join_floor(void) {
-    const char *names[] = {"interface", "index", "slot", "record", "linked"};
-    long (*fns[])(int) = {fib_none, fib_index, fib_slot, fib_record, fib_linked};
+    const char *names[] = {"interface", "index", "slot", "record", "linked", "linked_both"};
+    long (*fns[])(int) = {fib_none, fib_index, fib_slot, fib_record, fib_linked, fib_linked_both};
     double ts = time_fib(fib_rec_noinline);
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         double t = time_fib(fns[k]);
         printf("{\"floor\":\"fib35_inline_join\",\"join\":\"%s\",\"ts_noinline_s\":%.4f,"
                "\"t1_s\":%.4f,\"t1_over_ts\":%.2f,\"ns_per_fork\":%.2f}\n",
