@@ -34,6 +34,20 @@
 
 const char *weft__cpus_root = "";
 
+/* The next whole line of f into line (size PATH_MAX); false at the end. A
+ * longer line (mountinfo's overlay mounts can exceed a page) is skipped
+ * whole: its tail must not be read as a line of its own. */
+static bool next_line(FILE *f, char *line) {
+    while (fgets(line, PATH_MAX, f)) {
+        if (strchr(line, '\n') || feof(f))
+            return true;
+        int c;
+        while ((c = fgetc(f)) != EOF && c != '\n') {
+        }
+    }
+    return false;
+}
+
 /* The first line of root/path that starts with prefix, without the prefix
  * and the newline, into out (size PATH_MAX); false if none. */
 static bool read_line(const char *root, const char *path, const char *prefix, char *out) {
@@ -45,7 +59,7 @@ static bool read_line(const char *root, const char *path, const char *prefix, ch
         return false;
     bool found = false;
     size_t n = strlen(prefix);
-    while (!found && fgets(out, PATH_MAX, f)) {
+    while (!found && next_line(f, out)) {
         if (strncmp(out, prefix, n) != 0)
             continue;
         memmove(out, out + n, strlen(out + n) + 1);
@@ -82,7 +96,7 @@ static bool cgroup2_mount(const char *root, char *point, char *at) {
     if (!f)
         return false;
     bool found = false;
-    while (!found && fgets(line, sizeof line, f)) {
+    while (!found && next_line(f, line)) {
         const char *dash = strstr(line, " - cgroup2 ");
         char *save, *field = strtok_r(line, " ", &save);
         for (int i = 1; field && i < 4; i++)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,6 +96,29 @@ TEST(the_least_quota_of_the_ancestors_applies) {
     CHECK_EQ(weft__cgroup_cpu_limit(root), 3);
     put("/sys/fs/cgroup/kube/pod/app/cpu.max", "50000 50000\n");
     CHECK_EQ(weft__cgroup_cpu_limit(root), 1);
+    cleanup();
+}
+
+/* A mountinfo line longer than a page (an overlay mount's options) whose
+ * tail looks like a cgroup2 line is skipped whole. */
+TEST(long_mountinfo_lines_are_skipped_whole) {
+    tree("/app", "/sys/fs/cgroup", "/");
+    char *opts = malloc(9000);
+    memset(opts, 'x', 8999);
+    opts[8999] = '\0';
+    /* The tail, past 4096 bytes, reads as a line mounting cgroup2 at /wrong. */
+    memcpy(opts + 6000, " 1 2 3 / /wrong rw - cgroup2 cgroup2 rw ", 41);
+    char name[512];
+    snprintf(name, sizeof name, "%s/proc/self/mountinfo", root);
+    FILE *f = fopen(name, "w");
+    CHECK(f != NULL);
+    fprintf(f, "40 22 0:50 / /var/lib/overlay rw - overlay overlay rw,lowerdir=%s\n", opts);
+    fprintf(f, "31 22 0:27 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n");
+    fclose(f);
+    free(opts);
+    put("/wrong/app/cpu.max", "100000 100000\n");
+    put("/sys/fs/cgroup/app/cpu.max", "300000 100000\n");
+    CHECK_EQ(weft__cgroup_cpu_limit(root), 3);
     cleanup();
 }
 
