@@ -229,39 +229,27 @@ static long fib_through(fn_t *job, int n) {
     return f.r;
 }
 
-static long fib_none(int n) {
-    return fib_through(fib_job_none, n);
-}
+/* The job fib_timed runs (time_fib times a function of n alone). */
+static fn_t *timed_job;
 
-static long fib_index(int n) {
-    return fib_through(fib_job_index, n);
-}
-
-static long fib_slot(int n) {
-    return fib_through(fib_job_slot, n);
-}
-
-static long fib_record(int n) {
-    return fib_through(fib_job_record, n);
-}
-
-static long fib_linked(int n) {
-    return fib_through(fib_job_linked, n);
-}
-
-static long fib_linked_both(int n) {
-    return fib_through(fib_job_linked_both, n);
+static long fib_timed(int n) {
+    return fib_through(timed_job, n);
 }
 
 static void inline_join_floor(void) {
-    const char *names[] = {"interface", "index", "slot", "record", "linked", "linked_both"};
-    long (*fns[])(int) = {fib_none, fib_index, fib_slot, fib_record, fib_linked, fib_linked_both};
+    const struct {
+        const char *name;
+        fn_t *job;
+    } joins[] = {{"interface", fib_job_none}, {"index", fib_job_index},
+                 {"slot", fib_job_slot},      {"record", fib_job_record},
+                 {"linked", fib_job_linked},  {"linked_both", fib_job_linked_both}};
     double ts = time_fib(fib_rec_noinline);
-    for (int k = 0; k < 6; k++) {
-        double t = time_fib(fns[k]);
+    for (size_t k = 0; k < sizeof joins / sizeof joins[0]; k++) {
+        timed_job = joins[k].job;
+        double t = time_fib(fib_timed);
         printf("{\"floor\":\"fib35_inline_join\",\"join\":\"%s\",\"ts_noinline_s\":%.4f,"
                "\"t1_s\":%.4f,\"t1_over_ts\":%.2f,\"ns_per_fork\":%.2f}\n",
-               names[k], ts, t, t / ts, (t - ts) / 14930351 * 1e9);
+               joins[k].name, ts, t, t / ts, (t - ts) / 14930351 * 1e9);
     }
 }
 
