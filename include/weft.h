@@ -149,7 +149,7 @@ typedef struct weft_config {
                           WEFT_THREADS_MAX, else the CPUs this process may use:
                           the CPUs it may run on (sched_getaffinity), capped
                           on Linux by its cgroup v2 CPU quota (the least
-                          cpu.max of its cgroup and their ancestors, rounded
+                          cpu.max of its cgroup and its ancestors, rounded
                           up: 1.5 CPUs gives 2); any other non-empty value of
                           the variable is ignored with one line on stderr
                           (once per value) */

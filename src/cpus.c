@@ -48,13 +48,18 @@ static bool next_line(FILE *f, char *line) {
     return false;
 }
 
+/* root/path opened for reading, or NULL. */
+static FILE *open_under(const char *root, const char *path) {
+    char name[PATH_MAX];
+    if (snprintf(name, sizeof name, "%s%s", root, path) >= (int)sizeof name)
+        return NULL;
+    return fopen(name, "r");
+}
+
 /* The first line of root/path that starts with prefix, without the prefix
  * and the newline, into out (size PATH_MAX); false if none. */
 static bool read_line(const char *root, const char *path, const char *prefix, char *out) {
-    char name[PATH_MAX];
-    if (snprintf(name, sizeof name, "%s%s", root, path) >= (int)sizeof name)
-        return false;
-    FILE *f = fopen(name, "r");
+    FILE *f = open_under(root, path);
     if (!f)
         return false;
     bool found = false;
@@ -89,10 +94,8 @@ static void unescape(char *s) {
 /* The cgroup2 mount: its mount point and the cgroup at it, each PATH_MAX. A
  * mountinfo line is "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS] - TYPE ...". */
 static bool cgroup2_mount(const char *root, char *point, char *at) {
-    char name[PATH_MAX], line[PATH_MAX];
-    if (snprintf(name, sizeof name, "%s/proc/self/mountinfo", root) >= (int)sizeof name)
-        return false;
-    FILE *f = fopen(name, "r");
+    char line[PATH_MAX];
+    FILE *f = open_under(root, "/proc/self/mountinfo");
     if (!f)
         return false;
     bool found = false;
@@ -114,18 +117,20 @@ static bool cgroup2_mount(const char *root, char *point, char *at) {
     return found;
 }
 
-/* The CPUs a cpu.max at dir allows, as quota / period; false if none. */
-static bool level_limit(const char *root, const char *dir, double *cpus) {
+/* The whole CPUs a cpu.max at dir allows, quota / period rounded up; 0 for
+ * none. (The least of these over the levels is the least quota rounded up:
+ * rounding up keeps the order.) */
+static unsigned level_cpus(const char *root, const char *dir) {
     char path[PATH_MAX], value[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/cpu.max", dir) >= (int)sizeof path ||
         !read_line(root, path, "", value))
-        return false;
-    char *end;
-    double quota = strtod(value, &end), period = end != value ? strtod(end, &end) : 0;
-    if (quota <= 0 || period <= 0)
-        return false; /* "max", or nothing we understand: no limit here */
-    *cpus = quota / period;
-    return true;
+        return 0;
+    char *end, *after;
+    unsigned long long quota = strtoull(value, &end, 10), period = strtoull(end, &after, 10);
+    if (end == value || after == end || quota == 0 || period == 0)
+        return 0; /* "max", or nothing we understand: no limit here */
+    unsigned long long cpus = quota / period + (quota % period != 0);
+    return cpus > UINT_MAX ? UINT_MAX : (unsigned)cpus;
 }
 
 unsigned weft__cgroup_cpu_limit(const char *root) {
@@ -139,21 +144,18 @@ unsigned weft__cgroup_cpu_limit(const char *root) {
     char dir[PATH_MAX];
     if (snprintf(dir, sizeof dir, "%s%s", point, path + at_len) >= (int)sizeof dir)
         return 0;
-    double least = 0;
+    unsigned least = 0;
     size_t point_len = strlen(point);
     for (;;) {
-        double cpus;
-        if (level_limit(root, dir, &cpus) && (least == 0 || cpus < least))
+        unsigned cpus = level_cpus(root, dir);
+        if (cpus && (!least || cpus < least))
             least = cpus;
         char *slash = strrchr(dir, '/');
         if (strlen(dir) <= point_len || !slash)
             break;
         *slash = '\0'; /* the parent, up to the mount point */
     }
-    if (least == 0)
-        return 0;
-    double up = (double)(unsigned)least < least ? (double)(unsigned)least + 1 : least;
-    return up < 1 ? 1 : up > (double)UINT_MAX ? UINT_MAX : (unsigned)up;
+    return least;
 }
 
 unsigned weft__cpus_available(void) {

@@ -3,8 +3,6 @@
 #ifndef WEFT_CPUS_H
 #define WEFT_CPUS_H
 
-#include <stdbool.h>
-
 #include "atomics.h"
 
 /* The CPUs the cgroup v2 quota of this process allows (the least cpu.max of

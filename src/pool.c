@@ -158,16 +158,18 @@ static int check_config(const weft_config *c) {
 }
 
 /* config->threads, else $WEFT_NUM_THREADS if valid (env.c warns if not),
- * else the CPUs this process may use (cpus.c: affinity and cgroup quota). */
-static unsigned resolve_threads(unsigned threads) {
+ * else cpus, the CPUs this process may use. */
+static unsigned resolve_threads(unsigned threads, unsigned cpus) {
     if (threads)
         return threads;
-    unsigned n = weft__cpus_available();
-    return weft__env_threads(n > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : n);
+    return weft__env_threads(cpus > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : cpus);
 }
 
 static int pool_init(weft_pool *pool, const weft_config *c) {
-    pool->threads = resolve_threads(c->threads);
+    /* Read once (cpus.c reads files): the pool's size and the leave
+     * policy's CPU count come from the same figure. */
+    unsigned cpus = weft__cpus_available();
+    pool->threads = resolve_threads(c->threads, cpus);
     pool->contexts = c->contexts;
     if (pool->threads + pool->contexts > WEFT_THREADS_MAX)
         return EINVAL;
@@ -192,7 +194,7 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     int err = init_workers(pool);
     if (!err)
         err = weft__sleep_init(&pool->sleep, &pool->idle_env, pool->threads,
-                               pool->threads + pool->contexts, c->wake == WEFT_WAKE_ALL,
+                               pool->threads + pool->contexts, cpus, c->wake == WEFT_WAKE_ALL,
                                c->leave == WEFT_LEAVE_FAST);
     return err;
 }

@@ -49,7 +49,6 @@
 
 #include "sleep.h"
 
-#include "cpus.h"
 #include "debug_yield.h"
 #include "os.h"
 
@@ -58,7 +57,7 @@
 #define ONE_JEC      ((uint64_t)1 << 32)
 
 int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads, unsigned slots,
-                     bool wake_all, bool leave_fast) {
+                     unsigned cpus, bool wake_all, bool leave_fast) {
     size_t bytes = (size_t)slots * sizeof(weft__sleep_slot);
     s->slots = aligned_alloc(WEFT__CACHELINE, bytes);
     if (!s->slots)
@@ -77,7 +76,7 @@ int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads
     s->nslots = slots;
     s->wake_all = wake_all;
     s->env = env;
-    weft__leave_pool_init(&s->leave, threads, weft__cpus_available(), leave_fast);
+    weft__leave_pool_init(&s->leave, threads, cpus, leave_fast);
     weft__wake_all_init(&s->all, env, leave_fast);
     return 0;
 }

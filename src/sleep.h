@@ -45,8 +45,10 @@ typedef struct weft__sleep {
     weft__wake_all all;     /* the wake-all protocol's state (wake_all.c) */
 } weft__sleep;
 
+/* threads workers, slots sleepers in all (contexts too); cpus: the CPUs the
+ * process may use, for the leave policy's test of oversubscription. */
 WEFT__HIDDEN int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads,
-                                  unsigned slots, bool wake_all, bool leave_fast);
+                                  unsigned slots, unsigned cpus, bool wake_all, bool leave_fast);
 WEFT__HIDDEN void weft__sleep_destroy(weft__sleep *s);
 /* weft__sleep_destroy in a fork child, for a parent's pool: frees the memory
  * without destroying the locks, which threads that did not survive the fork
