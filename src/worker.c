@@ -167,7 +167,9 @@ static bool other_deques_show(weft_pool *pool, unsigned index, bool private_jobs
     /* Relaxed: see weft__pool_note_high. */
     int prios = atomic_load_explicit(&pool->high_pushed, memory_order_relaxed) ? 2 : 1;
     for (unsigned v = 0; v < n; v++) {
-        for (int p = 0; p < prios && v != index; p++) {
+        if (v == index)
+            continue;
+        for (int p = 0; p < prios; p++) {
             weft__deque *d = &pool->workers[v].deques[p];
             if (private_jobs ? weft__deque_private_count(d) > 0 : !weft__deque_public_empty(d))
                 return true;
