@@ -62,6 +62,11 @@ TEST(no_cgroup_v2_means_no_quota) {
     put("/proc/self/cgroup", "4:cpu:/a\n");
     put("/proc/self/mountinfo", "30 22 0:26 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n");
     CHECK_EQ(weft__cgroup_cpu_limit(root), 0);
+    /* A cgroup v2 line, but cgroup2 mounted nowhere (a hybrid host whose
+     * unified tree is not visible here). */
+    put("/proc/self/cgroup", "0::/app\n");
+    put("/sys/fs/cgroup/app/cpu.max", "100000 100000\n");
+    CHECK_EQ(weft__cgroup_cpu_limit(root), 0);
     cleanup();
     CHECK_EQ(weft__cgroup_cpu_limit("/nonexistent-weft-root"), 0);
 }
