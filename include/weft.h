@@ -383,14 +383,69 @@ WEFT_API void weft_scope_run(weft_pool *pool, void (*body)(weft_scope *scope, vo
  * the scope, from any thread, while the scope is running. Never blocks.
  * Memory: everything before the call is visible to fn.
  * Returns 0, or:
- *  EINVAL  scope or fn is NULL;
- *  ENOMEM  out of memory (the job is not queued; the scope still ends). */
+ *  EINVAL     scope or fn is NULL;
+ *  ECANCELED  the scope (or a group around it) was cancelled: nothing is
+ *             queued, and arg is still the caller's;
+ *  ENOMEM     out of memory (the job is not queued; the scope still ends).
+ * A job queued before the scope was cancelled and not started by then never
+ * runs (see cancellation below): if fn owns arg, spawn it with
+ * weft_scope_spawn_release. */
 WEFT_API int weft_scope_spawn(weft_scope *scope, weft_fn *fn, void *arg);
 
 /* weft_scope_spawn at a priority (weft_scope_spawn uses the priority of the
  * job that calls it). EINVAL also for an unknown priority. */
 WEFT_API int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg,
                                        weft_priority priority);
+
+/* weft_scope_spawn for a job that owns arg: if the scope is cancelled before
+ * fn starts, release(arg) is called instead (on a thread of the pool, before
+ * the scope ends), so exactly one of fn(arg) and release(arg) runs for every
+ * job queued. release may be NULL (then it is weft_scope_spawn). Returns as
+ * weft_scope_spawn; on an error neither function is called. */
+WEFT_API int weft_scope_spawn_release(weft_scope *scope, weft_fn *fn, weft_fn *release, void *arg);
+
+/* weft_scope_spawn_release at a priority. EINVAL also for an unknown
+ * priority. */
+WEFT_API int weft_scope_spawn_release_priority(weft_scope *scope, weft_fn *fn, weft_fn *release,
+                                               void *arg, weft_priority priority);
+
+/* ---- Cancellation ------------------------------------------------------------
+ * A scope, a weft_for, a weft_reduce and a run of a graph are each a group of
+ * jobs that can be cancelled as a whole; a group started by a job of another
+ * group nests in it (also across pools). Cancelling a group:
+ *  - skips every job of it that has not started: scope jobs, loop pieces
+ *    (which neither split nor call the body), graph nodes. They never run;
+ *    their memory is released (weft_scope_spawn_release's release runs);
+ *  - lets jobs that are running finish; they may poll weft_cancelled() and
+ *    stop early. weft_join's two halves always both run: they are the running
+ *    job's own code;
+ *  - cancels every group nested in it, including those started later;
+ *  - is final: a group is never un-cancelled (a graph's next run is a new
+ *    group).
+ * The group's waiter returns as usual once nothing of it runs:
+ * weft_scope_run and weft_for return; weft_reduce returns ECANCELED and leaves
+ * the result untouched; weft_graph_run returns ECANCELED.
+ * Detached jobs (weft_spawn, weft_event_then) and broadcasts belong to no
+ * group. Cancelling is not a synchronisation: what a job wrote before it
+ * cancelled is visible to the group's waiter, as every job's writes are, but
+ * not to other jobs through the cancel. Cancelling costs an atomic store;
+ * groups that nobody cancels cost a load where a job or piece starts. */
+
+/* Cancel scope. Any thread (a job of the scope, its body, a thread outside the
+ * pool), while the scope runs; more than once is harmless. A NULL scope does
+ * nothing (asserts in debug builds). */
+WEFT_API void weft_scope_cancel(weft_scope *scope);
+
+/* From a job: cancel the innermost scope, loop, reduction or graph run the
+ * running job belongs to (a scope's body belongs to its scope, a loop body to
+ * its loop). Outside every group (a detached job, a thread outside the pools)
+ * it does nothing. */
+WEFT_API void weft_cancel(void);
+
+/* From a job: has the innermost group it belongs to, or a group around it,
+ * been cancelled? false outside every group. A relaxed load per group level:
+ * cheap enough to poll in a loop body. */
+WEFT_API bool weft_cancelled(void);
 
 /* Run fn(index, arg) exactly once on every worker of pool (NULL: the current
  * pool), index being the worker's weft_thread_index(), and return when all
@@ -476,8 +531,10 @@ typedef struct weft_reducer {
  * runs and how the caller waits: as weft_for. Any thread.
  * Returns 0, or:
  *  EINVAL  reducer, result or a callback is NULL, or size is 0;
- *  ENOMEM  an accumulator could not be allocated (result is untouched);
- *  ECHILD  pool is a parent's pool in a fork child (result is untouched). */
+ *  ENOMEM     an accumulator could not be allocated (result is untouched);
+ *  ECANCELED  the reduction, or a group around it, was cancelled before it
+ *             returned (result is untouched; see cancellation above);
+ *  ECHILD     pool is a parent's pool in a fork child (result is untouched). */
 WEFT_API int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
                          const weft_reducer *reducer, void *result);
 
@@ -555,7 +612,9 @@ WEFT_API int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *af
  * everything a node wrote is visible to its successors and, after the call,
  * to the caller. Returns 0, or EINVAL (graph NULL), ELOOP (the graph has a
  * cycle: nothing ran), EBUSY (the graph is already running), ENOMEM, ECHILD
- * (pool is a parent's pool in a fork child: nothing ran). */
+ * (pool is a parent's pool in a fork child: nothing ran), ECANCELED (a node
+ * called weft_cancel, or a group around the run was cancelled: the nodes not
+ * started by then did not run; the next run starts afresh). */
 WEFT_API int weft_graph_run(weft_graph *graph, weft_pool *pool);
 
 /* Free the graph and its nodes. Not while it runs. NULL does nothing, as

@@ -622,6 +622,19 @@ inline int thread_index() noexcept {
     return weft_thread_index();
 }
 
+/* weft_cancel: from a job, cancel the innermost scope, loop, reduction or
+ * graph run it belongs to (a no-op outside every group). See weft.h's
+ * "Cancellation". */
+inline void cancel() noexcept {
+    weft_cancel();
+}
+
+/* weft_cancelled: has the group of the running job, or one around it, been
+ * cancelled? false outside every group. */
+inline bool cancelled() noexcept {
+    return weft_cancelled();
+}
+
 /* weft_version: the library's "MAJOR.MINOR.PATCH". */
 inline const char *version() noexcept {
     return weft_version();
@@ -922,7 +935,8 @@ template <class F> struct broadcast_call {
  * references, and stay in the caller's frame. If one throws, the remaining
  * work is skipped and the first exception rethrown; std::system_error(ENOMEM)
  * if weft could not allocate an accumulator (only those above 256 bytes are
- * allocated). */
+ * allocated), std::system_error(ECANCELED) if the reduction was cancelled
+ * (weft::cancel() from f, or a group around it): there is no result. */
 template <class B, class E, class T, class F, class C,
           std::enable_if_t<detail::is_index<B> && detail::is_index<E>, int> = 0>
 T reduce(pool_ref p, B begin, E end, std::size_t grain, const T &identity, const F &f,
@@ -1044,12 +1058,17 @@ class scope {
      *    frame that outlives the scope (the caller of weft::scope, not the
      *    body, whose frame ends before the jobs do) and spawn std::ref of it;
      *    its call must be noexcept.
+     * Once the scope is cancelled (cancel() below), spawn queues nothing and
+     * destroys f; a job queued before and not started by then never calls
+     * f, but f is still destroyed.
      * Throws std::bad_alloc, or std::system_error(ENOMEM) from
      * weft_scope_spawn; either way nothing was queued. */
     template <class F> void spawn(F &&f) {
         submit(
             std::forward<F>(f),
-            [this](weft_fn *fn, void *arg) { return weft_scope_spawn(scope_, fn, arg); },
+            [this](weft_fn *fn, weft_fn *release, void *arg) {
+                return weft_scope_spawn_release(scope_, fn, release, arg);
+            },
             "weft_scope_spawn");
     }
     /* weft_scope_spawn_priority: the same at `priority` (spawn without one
@@ -1057,10 +1076,19 @@ class scope {
     template <class F> void spawn(weft_priority priority, F &&f) {
         submit(
             std::forward<F>(f),
-            [this, priority](weft_fn *fn, void *arg) {
-                return weft_scope_spawn_priority(scope_, fn, arg, priority);
+            [this, priority](weft_fn *fn, weft_fn *release, void *arg) {
+                return weft_scope_spawn_release_priority(scope_, fn, release, arg, priority);
             },
             "weft_scope_spawn_priority");
+    }
+
+    /* weft_scope_cancel: the scope's jobs that have not started never run
+     * (their callables are destroyed), running ones may poll
+     * weft::cancelled(), and groups nested in the scope are cancelled too.
+     * Any thread, while the scope runs. */
+    void cancel() noexcept {
+        if (scope_)
+            weft_scope_cancel(scope_);
     }
 
     /* The C handle, for weft_scope_spawn with a C function. */
@@ -1074,16 +1102,17 @@ class scope {
         static_assert(std::is_invocable_v<D>, "weft::scope::spawn: f must be callable as f()");
         if constexpr (detail::fits_in_arg<D> &&
                       (detail::nothrow_call<D>::value || !WEFT_HPP_EXCEPTIONS)) {
-            D d(std::forward<F>(f));
-            int err = submit_c(&detail::call_unpacked<D>, detail::pack(d));
-            if (err)
+            D d(std::forward<F>(f)); /* trivially destructible: nothing to release */
+            int err = submit_c(&detail::call_unpacked<D>, nullptr, detail::pack(d));
+            if (err && err != ECANCELED)
                 detail::throw_error(err, call);
         } else {
             std::unique_ptr<job<D>> j(new job<D>{this, D(std::forward<F>(f))});
-            int err = submit_c(&job<D>::trampoline, j.get());
-            if (err)
+            int err = submit_c(&job<D>::trampoline, &job<D>::discard, j.get());
+            if (err && err != ECANCELED) /* cancelled: j destroys the callable */
                 detail::throw_error(err, call);
-            j.release(); /* the job frees it */
+            if (!err)
+                j.release(); /* the job frees it, run or skipped */
         }
     }
 
@@ -1094,6 +1123,10 @@ class scope {
             std::unique_ptr<job> j(static_cast<job *>(arg));
             detail::guarded(j->owner->errors_, std::move(j->fn));
             /* j and the callable are destroyed here, before the scope can end. */
+        }
+        /* Skipped by a cancel: only destroyed, before the scope can end. */
+        static void discard(void *arg) noexcept {
+            delete static_cast<job *>(arg);
         }
     };
 
@@ -1354,17 +1387,20 @@ class graph {
     /* weft_graph_run: every node once, each after its predecessors, and
      * return when all have finished. If a node throws, nodes that have not
      * started are skipped and the first exception is rethrown after the run.
-     * Throws std::system_error: ELOOP (a cycle: nothing ran), EBUSY (already
-     * running), ENOMEM. */
-    void run(pool_ref p = {}) {
+     * Returns true, or false when the run was cancelled (weft::cancel() from
+     * a node, or a group around the run): nodes not started by then did not
+     * run. Throws std::system_error: ELOOP (a cycle: nothing ran), EBUSY
+     * (already running), ENOMEM. */
+    bool run(pool_ref p = {}) {
         if (state_->running.exchange(true, std::memory_order_acquire))
             detail::throw_error(EBUSY, "weft_graph_run");
         state_->errors.reset();
         int err = weft_graph_run(graph_, p.get());
         state_->running.store(false, std::memory_order_release);
         state_->errors.rethrow();
-        if (err)
+        if (err && err != ECANCELED)
             detail::throw_error(err, "weft_graph_run");
+        return err == 0;
     }
 
     weft_graph *get() const noexcept {

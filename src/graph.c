@@ -13,6 +13,11 @@
  *
  * Before a run, a graph changed since its last check is checked for cycles
  * (Kahn's algorithm); a graph with a cycle returns ELOOP and runs nothing.
+ *
+ * A run is a cancellation group (group.h), made anew by each run: once it is
+ * cancelled, the nodes that have not started are skipped but still counted
+ * and still release their successors, so the run ends as usual, with nothing
+ * but bookkeeping left to do.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,6 +43,7 @@ struct weft_graph {
     _Atomic bool running;   /* A: a run is in progress (EBUSY) */
     weft_pool *pool;        /* the current run's pool */
     weft__count_latch done; /* the current run: a count per node */
+    weft__group group;      /* the current run's */
 };
 
 int weft_graph_create(weft_graph **graph) {
@@ -143,8 +149,11 @@ static int check_acyclic(weft_graph *g) {
 static void node_execute(weft__job *job) {
     weft_node *nd = (weft_node *)job;
     weft_graph *g = nd->graph;
+    weft__worker *w = weft__current_worker(); /* NULL: no pool, the runner itself */
+    weft__group *outer = weft__worker_enter(w, &g->group);
     while (nd) {
-        nd->fn(nd->arg);
+        if (!weft__group_cancelled(&g->group))
+            nd->fn(nd->arg);
         weft_node *next = NULL;
         for (size_t k = 0; k < nd->nsucc; k++) {
             weft_node *s = nd->succ[k];
@@ -157,8 +166,9 @@ static void node_execute(weft__job *job) {
             }
         }
         weft__count_latch_decrement(&g->done); /* nd is done; the run may end */
-        nd = next;
+        nd = next;                             /* still counted: the run cannot end before it */
     }
+    weft__worker_leave(w, outer); /* touches w only: g may be gone */
 }
 
 static void run_inside(void *arg) {
@@ -166,6 +176,7 @@ static void run_inside(void *arg) {
     weft__worker *w = weft__current_worker();
     g->pool = w ? w->pool : NULL;
     weft__count_latch_init(&g->done, g->n + 1); /* + one for this submitter */
+    weft__group_init(&g->group, weft__current_group());
     for (size_t i = 0; i < g->n; i++)
         atomic_store_explicit(&g->nodes[i]->waiting, g->nodes[i]->preds, memory_order_relaxed);
     for (size_t i = 0; i < g->n; i++)
@@ -191,8 +202,11 @@ int weft_graph_run(weft_graph *graph, weft_pool *pool) {
     int err = check_acyclic(graph);
     if (!err && !graph->acyclic)
         err = ELOOP;
-    if (!err && graph->n)
+    if (!err && graph->n) {
         weft_run(pool, run_inside, graph);
+        if (weft__group_cancelled(&graph->group))
+            err = ECANCELED;
+    }
     /* Release: pairs with the next run's acquire. */
     atomic_store_explicit(&graph->running, false, memory_order_release);
     return err;

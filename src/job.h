@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "atomics.h"
+#include "group.h"
 #include "latch.h"
 
 typedef struct weft__job weft__job;
@@ -24,7 +25,10 @@ typedef void weft__exec(weft__job *job);
 
 struct weft__job {
     weft__exec *execute; /* I: set before the job is published */
-    weft__job *next;     /* injector list (its lock), free list (owner) */
+    union {
+        weft__job *next;    /* injector list (its lock), free list (owner) */
+        weft__group *group; /* I: join's B, on neither list: the group it runs in */
+    };
 };
 
 static inline void weft__job_execute(weft__job *job) {
@@ -50,15 +54,21 @@ typedef struct weft__stack_job {
     weft__latch done;
 } weft__stack_job;
 
-static inline void weft__stack_job_execute(weft__job *job) {
-    weft__stack_job *s = (weft__stack_job *)job;
-    s->fn(s->arg);
-    weft__latch_set(&s->done); /* latch set last: s may be gone after this */
-}
+/* Run s->fn(s->arg) on the calling worker in group, then set the latch, last:
+ * s may be gone after that (its owner, which waits for the latch, may return). */
+WEFT__HIDDEN void weft__stack_job_run(weft__stack_job *s, weft__group *group);
 
-/* Everything but the latch; the caller initialises s->done next. */
-static inline void weft__stack_job_init(weft__stack_job *s, void (*fn)(void *arg), void *arg) {
-    *s = (weft__stack_job){.job.execute = weft__stack_job_execute, .fn = fn, .arg = arg};
+/* join's B: runs in the group kept in job.group (worker.c). */
+WEFT__HIDDEN void weft__stack_job_execute(weft__job *job);
+
+/* Join's B, all but the latch; the caller initialises s->done next. B runs
+ * in group, the forking worker's. The group takes the place of job.next,
+ * which B never needs: B is never injected or recycled, and the fork, every
+ * store of which counts, stays as it was before jobs had groups. */
+static inline void weft__stack_job_init(weft__stack_job *s, void (*fn)(void *arg), void *arg,
+                                        weft__group *group) {
+    *s = (weft__stack_job){
+        .job.execute = weft__stack_job_execute, .job.group = group, .fn = fn, .arg = arg};
 }
 
 /* A heap job: weft_spawn and event follow-ups (counted in the pool's pending
@@ -70,6 +80,9 @@ typedef struct weft__heap_job {
     void *arg;
     weft__count_latch *counter; /* a scope's: decremented after fn returns */
     weft__pending *pending;     /* the pool's: released after fn returns */
+    weft__group *group;         /* a scope's (NULL: detached): fn is skipped once
+                                   it is cancelled */
+    void (*release)(void *arg); /* called instead of a skipped fn (NULL: none) */
 } weft__heap_job;
 
 #endif

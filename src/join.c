@@ -57,7 +57,7 @@ void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg) {
         return;
     }
     weft__stack_job jb;
-    weft__stack_job_init(&jb, b, b_arg);
+    weft__stack_job_init(&jb, b, b_arg, w->group);
     weft__latch_init_owned(&jb.done, w->pool, w->index);
     if (WEFT__UNLIKELY(weft__worker_push(w, &jb.job) != 0)) {
         a(a_arg); /* the deque could not grow: run both here */

@@ -16,6 +16,10 @@
  * run and every thread count. A left child writes into its parent's
  * accumulator; only right children need one of their own, on the stack when
  * it is small.
+ *
+ * A loop is a cancellation group (group.h): a piece that finds it cancelled
+ * returns at once, neither splitting nor calling the body, and marks its
+ * result ECANCELED so that no accumulator it left unset is combined.
  */
 #include <assert.h>
 #include <errno.h>
@@ -39,10 +43,11 @@ typedef struct loop {
     weft_range_fn *body;                         /* weft_for */
     void *arg;                                   /* weft_for */
     const weft_reducer *reducer;                 /* weft_reduce */
+    weft__group group;                           /* set up by the root piece */
 } loop;
 
 struct piece {
-    const loop *loop;
+    loop *loop;
     size_t begin, end;
     unsigned splits; /* adaptive budget */
     int creator;     /* thread that made this piece */
@@ -69,6 +74,10 @@ static bool should_split(piece *p) {
 
 static void piece_run(void *arg) {
     piece *p = arg;
+    if (WEFT__UNLIKELY(weft__group_cancelled(&p->loop->group))) {
+        p->err = ECANCELED;
+        return;
+    }
     if (!should_split(p)) {
         p->loop->leaf(p);
         return;
@@ -80,10 +89,16 @@ static void piece_run(void *arg) {
     p->loop->split(p, &left, &right);
 }
 
+/* The loop's group nests in the group of the thread that runs the root: the
+ * caller's own (weft_run keeps it, inline or injected). */
 static void root_run(void *arg) {
     piece *root = arg;
+    weft__worker *w = weft__current_worker();
+    weft__group_init(&root->loop->group, weft__current_group());
+    weft__group *outer = weft__worker_enter(w, &root->loop->group);
     root->creator = weft_thread_index();
     piece_run(root);
+    weft__worker_leave(w, outer);
 }
 
 /* ---- weft_for -------------------------------------------------------------- */
@@ -170,9 +185,12 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
         weft_run(pool, root_run, &root);
     else
         root_run(&root); /* no default pool: the calling thread does it all */
-    if (!root.err)
+    /* A cancel too late to skip any piece still counts: whoever cancelled
+     * asked for no result, and the answer must not depend on the race. */
+    int err = root.err ? root.err : weft__group_cancelled(&l.group) ? ECANCELED : 0;
+    if (!err)
         memcpy(result, acc, reducer->size);
     if (acc != small)
         free(acc);
-    return root.err;
+    return err;
 }

@@ -13,6 +13,7 @@
 #include "atomics.h"
 #include "broadcast_list.h"
 #include "deque.h"
+#include "group.h"
 #include "injector.h"
 #include "job.h"
 #include "latch.h"
@@ -27,24 +28,33 @@
 
 typedef struct weft__worker {
     weft__deque deques[WEFT__PRIORITIES]; /* each on its own cache lines */
+    /* What every fork reads (pool, index, prio, group) shares the first 64
+     * bytes of this line: one L1 line per join besides the deque's. */
+    /* Set before the worker starts. */
+    alignas(WEFT__CACHELINE) weft_pool *pool; /* I */
+    unsigned index;                           /* I: slot; contexts follow the workers */
+    bool is_context;                          /* I: a context (context.c), not a worker thread */
     /* Owner only. */
-    alignas(WEFT__CACHELINE) uint64_t rng; /* O: victim selection */
-    weft__heap_job *free_jobs;             /* O: recycled heap jobs */
-    uint64_t broadcast_seen;               /* O: last broadcast run (broadcast.c) */
-    weft_priority prio;                    /* O: priority of the job running now,
-                                              inherited by the jobs it forks */
-    unsigned free_count;                   /* O */
+    weft_priority prio;        /* O: priority of the job running now,
+                                  inherited by the jobs it forks */
+    weft__group *group;        /* O: group of the job running now (group.h), NULL: none */
+    uint64_t rng;              /* O: victim selection */
+    weft__heap_job *free_jobs; /* O: recycled heap jobs */
+    uint64_t broadcast_seen;   /* O: last broadcast run (broadcast.c) */
+    unsigned free_count;       /* O */
     bool force_steal;   /* O: the final check saw private jobs: the next sweep may take one */
     uint64_t forced_in; /* O: 1 + the sleeps count when a forced sweep last ran (0: none) */
-    /* Set before the worker starts. */
-    weft_pool *pool;    /* I */
-    unsigned index;     /* I: slot; contexts follow the workers */
-    bool is_context;    /* I: a context (context.c), not a worker thread */
+    /* The thread and how it is claimed and stopped. */
     _Atomic bool taken; /* A: contexts only: a thread holds it */
     pthread_t thread;
     weft__latch terminate;                      /* owned by this worker; set by weft_pool_destroy */
     alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */
 } weft__worker;
+
+_Static_assert(offsetof(weft__worker, group) + sizeof(weft__group *) -
+                       offsetof(weft__worker, pool) <=
+                   64,
+               "the fields a fork reads share one 64-byte line");
 
 struct weft_pool {
     weft__sleep sleep;
@@ -187,6 +197,28 @@ static inline void weft__worker_call_at(weft__worker *w, weft_priority prio, voi
     w->prio = outer; /* no note: it was noted when set */
 }
 
+/* w (NULL: not a worker) enters group for the work it is about to do; returns
+ * the group to give back to weft__worker_leave when that work is done. */
+static inline weft__group *weft__worker_enter(weft__worker *w, weft__group *group) {
+    if (!w)
+        return NULL;
+    weft__group *outer = w->group;
+    w->group = group;
+    return outer;
+}
+
+static inline void weft__worker_leave(weft__worker *w, weft__group *outer) {
+    if (w)
+        w->group = outer;
+}
+
+/* The group a job queued by the calling thread belongs to: the group of the
+ * work that thread runs now (NULL outside every pool). */
+static inline weft__group *weft__current_group(void) {
+    weft__worker *w = weft__current_worker();
+    return w ? w->group : NULL;
+}
+
 /* Could someone take d's jobs now: an idle worker, or a thief that asked? */
 static inline bool weft__worker_wanted(weft__worker *w, weft__deque *d) {
     /* Relaxed movesplit: a request, answered at the latest by the next push or pop. */
@@ -280,10 +312,11 @@ WEFT__HIDDEN void weft__heap_job_free(weft__heap_job *job);
 WEFT__HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter,
                                       weft__pending *pending, weft_fn *fn, void *arg);
 
-/* Queue fn(arg) as a heap job counted in counter (held by the caller) until it
- * has run. 0, or ENOMEM (nothing queued, counter unchanged). */
-WEFT__HIDDEN int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn,
-                                     void *arg, weft_priority prio);
+/* Queue a heap job like job (its fn, arg, counter, group and release; the
+ * counter held by the caller), counted in the counter until it has run or
+ * been skipped. 0, or ENOMEM (nothing queued, counter unchanged). */
+WEFT__HIDDEN int weft__spawn_counted(weft_pool *pool, const weft__heap_job *job,
+                                     weft_priority prio);
 
 /* Queue fn(arg) as a detached job of the pool, counted in its pending work.
  * 0, ENOMEM, or ESHUTDOWN (weft_pool_destroy closed the pool; nothing queued). */

@@ -12,6 +12,18 @@
 
 #include "pool.h"
 
+/* The injected job: a stack job whose job.next the injector uses, so the
+ * group it runs in, the caller's, is kept beside it. */
+typedef struct run_job {
+    weft__stack_job s;
+    weft__group *group;
+} run_job;
+
+static void run_job_execute(weft__job *job) {
+    run_job *r = (run_job *)job;
+    weft__stack_job_run(&r->s, r->group);
+}
+
 int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
     /* Before anything else: priority indexes the injectors and, once it is a
      * worker's priority, the deques its forks are pushed on. */
@@ -27,16 +39,16 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
         fn(arg);
         return 0;
     }
-    weft__stack_job r;
-    weft__stack_job_init(&r, fn, arg);
-    weft__latch_init(&r.done);
     weft__worker *caller = weft__current_worker(); /* of another pool, or NULL */
+    run_job r = {.s = {.job.execute = run_job_execute, .fn = fn, .arg = arg},
+                 .group = caller ? caller->group : NULL};
+    weft__latch_init(&r.s.done);
     weft__guest guest;
     if (caller)
         weft__pool_serve_begin(pool, caller, &guest); /* pool now works for caller's pool */
     weft__sleep_arrival(&pool->sleep); /* work a thread waits for: the pool's rhythm */
-    weft__pool_inject(pool, &r.job, priority);
-    weft__latch_wait(&r.done);
+    weft__pool_inject(pool, &r.s.job, priority);
+    weft__latch_wait(&r.s.done);
     if (caller)
         weft__pool_serve_end(pool, &guest);
     return 0;

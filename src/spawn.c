@@ -53,7 +53,15 @@ static void heap_job_execute(weft__job *job) {
     weft__heap_job h = *(weft__heap_job *)job;
     /* Recycle first: a spawn inside fn can reuse this very job. */
     weft__heap_job_free((weft__heap_job *)job);
-    h.fn(h.arg);
+    if (WEFT__UNLIKELY(weft__group_cancelled(h.group))) { /* its scope was cancelled */
+        if (h.release)
+            h.release(h.arg);
+    } else {
+        weft__worker *w = weft__current_worker();
+        weft__group *outer = weft__worker_enter(w, h.group);
+        h.fn(h.arg);
+        weft__worker_leave(w, outer);
+    }
     heap_job_done(&h);
 }
 
@@ -77,13 +85,14 @@ static int submit_counted(weft_pool *pool, weft__heap_job *h, weft_priority prio
     return err;
 }
 
-int weft__spawn_counted(weft_pool *pool, weft__count_latch *counter, weft_fn *fn, void *arg,
-                        weft_priority prio) {
+int weft__spawn_counted(weft_pool *pool, const weft__heap_job *job, weft_priority prio) {
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
         return ENOMEM;
-    weft__count_latch_increment(counter);
-    weft__heap_job_init(h, counter, NULL, fn, arg);
+    weft__count_latch_increment(job->counter);
+    weft__heap_job_init(h, job->counter, NULL, job->fn, job->arg);
+    h->group = job->group;
+    h->release = job->release;
     return submit_counted(pool, h, prio);
 }
 

@@ -95,6 +95,13 @@ static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio, 
     return job;
 }
 
+/* A broadcast's function belongs to no group, whatever job w interrupted. */
+static void run_broadcasts(weft__worker *w) {
+    weft__group *outer = weft__worker_enter(w, NULL);
+    weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
+    weft__worker_leave(w, outer);
+}
+
 /* High-priority work anywhere comes before normal work (the context-based design); *prio
  * tells which it found. The high deques are searched only once some job was
  * pushed on one (weft__pool_note_high): a pool that never sees high-priority
@@ -102,7 +109,7 @@ static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio, 
 static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
     *more = false;
     if (WEFT__UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
-        weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
+        run_broadcasts(w);
     /* Relaxed: see weft__pool_note_high. */
     bool high = atomic_load_explicit(&w->pool->high_pushed, memory_order_relaxed);
     for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
@@ -146,6 +153,18 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     }
     weft__sleep_stop_looking(s, &idle);
     weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0); /* back to the waiting job */
+}
+
+void weft__stack_job_run(weft__stack_job *s, weft__group *group) {
+    weft__worker *w = weft__current_worker(); /* jobs run on workers and contexts */
+    weft__group *outer = weft__worker_enter(w, group);
+    s->fn(s->arg);
+    weft__worker_leave(w, outer);
+    weft__latch_set(&s->done); /* last: s may be gone after this */
+}
+
+void weft__stack_job_execute(weft__job *job) {
+    weft__stack_job_run((weft__stack_job *)job, job->group);
 }
 
 /* ---- Submitting ---------------------------------------------------------- */

@@ -59,9 +59,13 @@ static void bad_priority_on_worker(void *arg) {
 
 static void bad_priority_in_scope(weft_scope *scope, void *arg) {
     (void)arg;
-    for (int i = 0; i < BAD_PRIORITIES; i++)
+    for (int i = 0; i < BAD_PRIORITIES; i++) {
         CHECK_EQ(weft_scope_spawn_priority(scope, mark, NULL, (weft_priority)bad_priorities[i]),
                  EINVAL);
+        CHECK_EQ(weft_scope_spawn_release_priority(scope, mark, mark, NULL,
+                                                   (weft_priority)bad_priorities[i]),
+                 EINVAL);
+    }
 }
 
 TEST(unknown_priority_is_einval_and_runs_nothing) {
@@ -112,6 +116,8 @@ TEST(null_arguments_are_einval) {
     CHECK_EQ(weft_spawn_priority(pool, NULL, NULL, WEFT_PRIORITY_HIGH), EINVAL);
     CHECK_EQ(weft_scope_spawn(NULL, mark, NULL), EINVAL);
     CHECK_EQ(weft_scope_spawn_priority(NULL, mark, NULL, WEFT_PRIORITY_NORMAL), EINVAL);
+    CHECK_EQ(weft_scope_spawn_release(NULL, mark, mark, NULL), EINVAL);
+    CHECK_EQ(weft_scope_spawn_release_priority(NULL, mark, mark, NULL, WEFT_PRIORITY_HIGH), EINVAL);
     CHECK_EQ(weft_trace_start(pool, NULL), EINVAL);
     CHECK_EQ(weft_context_acquire(pool, NULL), EINVAL);
 
@@ -239,6 +245,17 @@ static void scope_null_body(void) {
 
 TEST(scope_run_null_body_does_nothing) {
     expect_misuse(scope_null_body, "weft_scope_run: body is NULL");
+}
+
+static void scope_cancel_null(void) {
+    weft_pool *pool = make_pool(2);
+    weft_scope_cancel(NULL);
+    check_pool_works(pool);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+TEST(scope_cancel_null_does_nothing) {
+    expect_misuse(scope_cancel_null, "weft_scope_cancel: scope is NULL");
 }
 
 /* weft_broadcast returns int: a NULL fn is EINVAL, with nothing run. */

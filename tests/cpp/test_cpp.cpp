@@ -430,6 +430,63 @@ TEST(scope_rethrows_after_all_jobs) {
 }
 #endif
 
+TEST(cancel_skips_jobs_and_destroys_their_callables) {
+    weft::pool p(threads(1)); /* the body keeps the only worker: nothing queued starts */
+    std::atomic<int> ran{0};
+    auto owned = std::make_shared<int>(0);
+    weft::scope(p, [&](weft::scope &s) {
+        CHECK(!weft::cancelled());
+        for (int i = 0; i < 100; i++) {
+            s.spawn([&ran, owned] { ran++; });                   /* on the heap */
+            s.spawn([r = &ran]() noexcept { r->fetch_add(1); }); /* in the argument */
+        }
+        s.cancel();
+        CHECK(weft::cancelled());
+        s.spawn([&ran, owned] { ran++; }); /* refused: destroyed, nothing thrown */
+    });
+    CHECK_EQ(ran.load(), 0);
+    CHECK_EQ(owned.use_count(), 1); /* every skipped or refused callable was destroyed */
+
+    /* A loop cancelled from its body, a graph run cancelled by a node. */
+    std::atomic<int> pieces{0};
+    weft::parallel_for(p, 0, 1000, 1, [&](int i) {
+        pieces++;
+        if (i == 9)
+            weft::cancel();
+    });
+    CHECK_EQ(pieces.load(), 10);
+    weft::graph g;
+    bool stop = true, after_ran = false;
+    auto first = g.add([&] {
+        if (stop)
+            weft::cancel();
+    });
+    auto after = g.add([&] { after_ran = true; });
+    g.edge(first, after);
+    CHECK(!g.run(p));
+    CHECK(!after_ran);
+    stop = false;
+    CHECK(g.run(p));
+    CHECK(after_ran);
+    CHECK(!weft::cancelled()); /* outside every group */
+    weft::cancel();            /* a no-op */
+#if WEFT_HPP_EXCEPTIONS
+    try {
+        (void)weft::reduce(
+            p, 0, 100, 0, 0L,
+            [](int i) {
+                if (i == 50)
+                    weft::cancel();
+                return long{i};
+            },
+            std::plus<>());
+        CHECK(false);
+    } catch (const std::system_error &e) {
+        CHECK(e.code() == std::errc::operation_canceled);
+    }
+#endif
+}
+
 TEST(spawn_runs_detached_jobs_before_the_pool_goes) {
     std::atomic<long> sum{0};
     {
