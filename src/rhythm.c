@@ -13,13 +13,13 @@
  */
 #include "rhythm.h"
 
-/* The window spans WINDOW_DEVS mean deviations either side of the mean
- * quiet period. A rhythm is regular when that window is no wider than the
- * period itself, trusted once half a history of periods were seen, and worth
- * following while a period lasts at most PREDICT_MAX_WAKES wake-ups (beyond,
- * a wake-up loses under 1/16 of it, less than a search through the window
- * would cost). */
-#define WINDOW_DEVS       2
+/* The window spans one mean deviation either side of the mean quiet period,
+ * the spread the averages themselves measure (a wider one was tried and
+ * bought nothing: docs/performance.md). A rhythm is regular when that window
+ * is no wider than the period itself, trusted once half a history of
+ * periods were seen, and worth following while a period lasts at most
+ * PREDICT_MAX_WAKES wake-ups (beyond, a wake-up loses under 1/16 of it, less
+ * than a search through the window would cost). */
 #define PREDICT_MAX_WAKES 16
 
 void weft__rhythm_init(weft__rhythm *r) {
@@ -85,7 +85,7 @@ bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose, ui
                          uint64_t *hi) {
     uint64_t gap = atomic_load_explicit(&r->gap_ns, memory_order_relaxed);
     uint64_t dev = atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed);
-    uint64_t spread = WINDOW_DEVS * dev;
+    uint64_t spread = dev;
     bool regular = 2 * spread <= gap || (loose && dev <= wake_ns);
     if (atomic_load_explicit(&r->gaps, memory_order_relaxed) < 1u << (WEFT__RHYTHM_HISTORY - 1) ||
         !regular || gap > PREDICT_MAX_WAKES * wake_ns)

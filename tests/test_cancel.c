@@ -422,9 +422,12 @@ static void race_body(weft_scope *s, void *arg) {
 
 TEST(cancels_racing_completion_lose_no_job) {
     unsigned sizes[] = {2, 8, 64};
-    for (int k = 0; k < 3; k++) {
-        weft_pool *pool = make_pool(sizes[k]);
-        for (long round = 0; round < scaled(200); round++) {
+    for (int k = 0; k < 6; k++) { /* each size under both wake protocols */
+        weft_pool *pool;
+        weft_config c = {.threads = sizes[k % 3],
+                         .wake = k < 3 ? WEFT_WAKE_TARGETED : WEFT_WAKE_ALL};
+        CHECK_EQ(weft_pool_create(&pool, &c), 0);
+        for (long round = 0; round < scaled(100); round++) {
             reset();
             /* Some rounds mostly end before anyone cancels, others early. */
             race r = {.seed = 0x9e3779b97f4a7c15ull * (uint64_t)(round + 1),

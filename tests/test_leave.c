@@ -153,7 +153,7 @@ TEST(pool_work_due_is_searched_for) {
     CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP && at == 0); /* nothing learnt */
     rhythm(&p, 200 * US, 5 * US, 2);
     CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP);
-    CHECK_EQ(at, T0 + 200 * US - 2 * 5 * US - 20 * US - 2 * US);
+    CHECK_EQ(at, T0 + 200 * US - 5 * US - 20 * US - 2 * US);
     CHECK(searches(&p, 2, 180));  /* in the window, over the cap */
     CHECK(!searches(&p, 2, 50));  /* long before it */
     CHECK(!searches(&p, 2, 400)); /* long after it */
