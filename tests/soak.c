@@ -19,7 +19,9 @@
  *    its predecessors ran first in this run;
  *  - a phase actor: weft_phase_begin, parallel work, weft_phase_end;
  *  - a churner: creates a small pool, submits to it (spawn, run, an event
- *    signalled from a plain thread racing the destroy), destroys it.
+ *    signalled from a plain thread racing the destroy), destroys it;
+ *  - a canceller: scopes, loops and reductions whose jobs cancel them part
+ *    way (each scope job runs or is released exactly once).
  *
  * Checks: every batch's slots are exactly 1 when the batch is done; at the
  * end the tracked jobs submitted equal those executed. A watchdog aborts
@@ -459,13 +461,103 @@ static void *churner(void *arg) {
     return NULL;
 }
 
+/* ---- Cancellation ------------------------------------------------------------------ */
+
+/* A scope job that may cancel its scope; its release is hit itself, so each
+ * slot is accounted exactly once whether the job ran or was skipped. */
+typedef struct cancel_scope {
+    batch *b;
+    unsigned odds; /* a job cancels the scope with probability 1/odds */
+} cancel_scope;
+
+static cancel_scope *cancelling; /* the actor's current scope (read by its jobs) */
+
+static void maybe_cancel_hit(void *arg) {
+    slot_ref *r = arg;
+    if ((r->i * 0x9e3779b97f4a7c15ull >> 32) % cancelling->odds == 0)
+        weft_cancel();
+    hit(arg);
+}
+
+static void cancel_scope_body(weft_scope *s, void *arg) {
+    cancel_scope *c = arg;
+    for (size_t i = 0; i < c->b->n; i++) {
+        slot_ref *r = slot_of(c->b, i);
+        int err = weft_scope_spawn_release(s, maybe_cancel_hit, hit, r);
+        CHECK(err == 0 || err == ECANCELED);
+        if (err)
+            hit(r); /* refused: accounted here */
+    }
+}
+
+typedef struct cancel_loop {
+    _Atomic unsigned char *hits;
+    size_t at; /* the index whose piece cancels the loop */
+} cancel_loop;
+
+static void cancel_range(size_t begin, size_t end, void *arg) {
+    cancel_loop *c = arg;
+    for (size_t i = begin; i < end; i++)
+        atomic_fetch_add_explicit(&c->hits[i], 1, memory_order_relaxed);
+    if (c->at >= begin && c->at < end)
+        weft_cancel();
+    tick();
+}
+
+/* The sum of the indices (jobs.h), cancelled at index *arg. */
+static void cancelling_fold(size_t begin, size_t end, void *acc, void *arg) {
+    for (size_t i = begin; i < end; i++) {
+        if (i == *(size_t *)arg)
+            weft_cancel();
+        *(uint64_t *)acc += i;
+    }
+}
+
+/* Scopes, loops and reductions that cancel themselves part way: every scope
+ * job runs or is released exactly once, no loop index runs twice, a
+ * reduction gives the exact sum or leaves its result. */
+static void *canceller(void *arg) {
+    actor *a = arg;
+    rng = a->seed;
+    while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+        weft_pool *pool = pools[rnd(NPOOLS)];
+        at(a, "cancel scope");
+        cancel_scope c = {batch_new(100 + rnd(1000)), 1 + rnd(200)};
+        cancelling = &c;
+        weft_scope_run(pool, cancel_scope_body, &c);
+        CHECK(atomic_load(&c.b->remaining) == 0); /* nothing runs after the scope */
+        batch_check_free(c.b);
+        at(a, "cancel loop");
+        size_t n = 1000 + rnd(50000);
+        cancel_loop l = {calloc(n, 1), rnd((unsigned)n + n / 4)}; /* some never cancel */
+        CHECK(l.hits);
+        weft_for(pool, 0, n, rnd(2) ? 0 : 1 + rnd(64), cancel_range, &l);
+        for (size_t i = 0; i < n; i++) { /* never twice; all of it if nobody cancelled */
+            unsigned h = atomic_load_explicit(&l.hits[i], memory_order_relaxed);
+            CHECK(h <= 1 && (h == 1 || l.at < n));
+        }
+        if (l.at < n) /* the piece that cancelled ran */
+            CHECK(atomic_load_explicit(&l.hits[l.at], memory_order_relaxed) == 1);
+        free((void *)l.hits);
+        at(a, "cancel reduce");
+        size_t at_index = rnd((unsigned)n + n / 4);
+        weft_reducer r = {sizeof(uint64_t), sum_init, cancelling_fold, sum_combine, &at_index};
+        uint64_t result = 7;
+        int err = weft_reduce(pool, 0, n, rnd(2) ? 0 : 1 + rnd(64), &r, &result);
+        CHECK(err == ECANCELED ? result == 7 : err == 0 && result == (uint64_t)n * (n - 1) / 2);
+        CHECK(at_index >= n || err == ECANCELED);
+        atomic_fetch_add_explicit(&a->rounds, 1, memory_order_relaxed);
+    }
+    return NULL;
+}
+
 /* ---- Main ------------------------------------------------------------------------- */
 
 static actor actors[] = {
     {.name = "submitter 1", .fn = submitter},  {.name = "submitter 2", .fn = submitter},
     {.name = "context", .fn = context_holder}, {.name = "events", .fn = event_actor},
     {.name = "graphs", .fn = graph_actor},     {.name = "phases", .fn = phase_actor},
-    {.name = "churner", .fn = churner},
+    {.name = "churner", .fn = churner},        {.name = "canceller", .fn = canceller},
 };
 #define NACTORS (sizeof actors / sizeof actors[0])
 

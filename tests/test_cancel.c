@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "jobs.h"
 #include "pools.h"
 #include "weft.h"
 
@@ -221,12 +222,8 @@ typedef struct sum_probe {
     uint64_t cancel_at;
 } sum_probe;
 
-static void sum_init(void *acc, void *arg) {
-    (void)arg;
-    *(uint64_t *)acc = 0;
-}
-
-static void sum_fold(size_t begin, size_t end, void *acc, void *arg) {
+/* The sum of the indices (jobs.h), cancelled at p->cancel_at. */
+static void cancelling_fold(size_t begin, size_t end, void *acc, void *arg) {
     const sum_probe *p = arg;
     for (size_t i = begin; i < end; i++) {
         if (i == p->cancel_at)
@@ -235,14 +232,9 @@ static void sum_fold(size_t begin, size_t end, void *acc, void *arg) {
     }
 }
 
-static void sum_combine(void *acc, const void *rhs, void *arg) {
-    (void)arg;
-    *(uint64_t *)acc += *(const uint64_t *)rhs;
-}
-
 TEST(a_cancelled_reduce_returns_ecanceled_and_leaves_the_result) {
     sum_probe probe = {.cancel_at = 500};
-    weft_reducer r = {sizeof(uint64_t), sum_init, sum_fold, sum_combine, &probe};
+    weft_reducer r = {sizeof(uint64_t), sum_init, cancelling_fold, sum_combine, &probe};
     unsigned sizes[] = {1, 3};
     for (int k = 0; k < 2; k++) {
         weft_pool *pool = make_pool(sizes[k]);
@@ -339,7 +331,7 @@ static void nesting_body(weft_scope *s, void *arg) {
     weft_scope_run(t->pool, inner_spawn_refused, NULL);
     uint64_t result = 7;
     sum_probe never = {.cancel_at = UINT64_MAX};
-    weft_reducer r = {sizeof(uint64_t), sum_init, sum_fold, sum_combine, &never};
+    weft_reducer r = {sizeof(uint64_t), sum_init, cancelling_fold, sum_combine, &never};
     CHECK_EQ(weft_reduce(t->pool, 0, 10, 0, &r, &result), ECANCELED);
     CHECK_EQ(result, 7);
 }
@@ -439,7 +431,7 @@ TEST(cancels_racing_completion_lose_no_job) {
             CHECK_EQ(done, atomic_load(&r.queued));
             /* A reduction racing its own cancel: the exact sum, or nothing. */
             sum_probe probe = {.cancel_at = (uint64_t)(round * 7919) % 20000};
-            weft_reducer red = {sizeof(uint64_t), sum_init, sum_fold, sum_combine, &probe};
+            weft_reducer red = {sizeof(uint64_t), sum_init, cancelling_fold, sum_combine, &probe};
             uint64_t result = 1;
             int err = weft_reduce(pool, 0, 10000, (size_t)round % 3, &red, &result);
             CHECK(err == ECANCELED ? result == 1
