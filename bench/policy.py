@@ -19,6 +19,13 @@ def med(system, workload, threads, field, interval=None):
     return statistics.median(v) if v else None
 
 
+def med_where(workload, threads, field, layout):
+    """A pools.c row: the median of field over the runs of one layout."""
+    v = [r[field] for r in cell.get(("weft", workload, threads, None), [])
+         if r.get("layout") == layout and field in r]
+    return statistics.median(v) if v else None
+
+
 def paired(sys_a, sys_b, workload, threads, field):
     """Median over runs of a's value ÷ b's in the same run: policy.sh runs every
     system once per run, so a run's two cells shared the machine's state."""
@@ -92,7 +99,21 @@ def compose_table():
         print(f"| {label} | {fmt(m, 4)} ({fmt(p90, 4)}) | {ratio} |")
 
 
+def pools_table():
+    print("\n### Several pools in one process (bench/pools.c)\n")
+    print("Four driver threads, each running fib(27) and a 10^6-index loop "
+          "from outside; medians.\n")
+    print("| layout | wall s | CPU s | involuntary switches | voluntary switches |")
+    print("|---|---:|---:|---:|---:|")
+    for layout, label in (("four", "four pools of 8, a driver each"),
+                          ("shared", "one pool of 8, four drivers"),
+                          ("alone", "one pool of 8, one driver")):
+        vals = [med_where("pools", 8, f, layout) for f in ("wall_s", "cpu_s", "nivcsw", "nvcsw")]
+        print(f"| {label} | {fmt(vals[0])} | {fmt(vals[1])} | {fmt(vals[2], 5)} | {fmt(vals[3], 5)} |")
+
+
 policy_table("", "Leave policies, outside phases")
 policy_table("-phase", "Leave policies, the whole run inside a parallel phase")
 compose_table()
+pools_table()
 cap_table()

@@ -12,7 +12,8 @@
 # wall time within 5% of the best of FAST and always-search, its CPU within
 # 25% of the lower of the two.
 #
-# Composability: bench/compose.c (a weft stage, then an OpenMP stage).
+# Composability: bench/compose.c (a weft stage, then an OpenMP stage), and
+# bench/pools.c (four pools of 8 in one process, against one shared pool).
 #
 # Cap: weft (cap on) against weft-nocap on pools of 8, 16 and 64 workers:
 # idle CPU, sporadic CPU, fib(30) and loop throughput.
@@ -62,6 +63,7 @@ for r in $(seq 0 $((runs - 1))); do
     for compose in "$dir/compose_bench" "$dir/compose_spin_bench"; do
         [ -x "$compose" ] && { timeout 120 "$compose" "$r" >>"$raw" || echo "failed: compose" >&2; }
     done
+    timeout 120 "$dir/pools_bench" "$r" $smoke >>"$raw" || echo "failed: pools" >&2
     for s in weft weft-nocap; do
         for t in 8 16 64; do
             for w in idle sporadic fib30 loop; do run "$s" "$w" "$t"; done
