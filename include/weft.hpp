@@ -147,6 +147,23 @@ template <class Fn> void guarded(first_error &errors, Fn &&fn) noexcept {
 #endif
 }
 
+/* guarded for the work of a loop, a reduction or a graph run: an exception
+ * also cancels that group (weft_cancel), so what has not started is skipped
+ * by weft itself: loop pieces stop splitting, graph nodes are not run. */
+template <class Fn> void guarded_cancel(first_error &errors, Fn &&fn) noexcept {
+#if WEFT_HPP_EXCEPTIONS
+    try {
+        std::invoke(std::forward<Fn>(fn));
+    } catch (...) {
+        errors.capture();
+        weft_cancel();
+    }
+#else
+    (void)errors;
+    std::invoke(std::forward<Fn>(fn));
+#endif
+}
+
 /* A callable's result, held until the caller takes it; void and references
  * too. */
 template <class R> struct result {
@@ -716,7 +733,7 @@ template <class I, class F> struct loop {
         auto *l = static_cast<loop *>(self);
         if (l->errors.failed()) /* an earlier piece threw: skip the rest */
             return;
-        guarded(l->errors, [l, b, e] {
+        guarded_cancel(l->errors, [l, b, e] {
             if constexpr (std::is_invocable_v<const F &, I, I>) {
                 (*l->f)(l->index(b), l->index(e));
             } else {
@@ -861,7 +878,7 @@ template <class I, class T, class F, class C> struct reduction {
         auto *r = static_cast<reduction *>(self);
         if (r->errors.failed()) /* the result will not be used: skip the work */
             return;
-        guarded(r->errors, [r, b, e, p] {
+        guarded_cancel(r->errors, [r, b, e, p] {
             T &a = acc(p);
             if constexpr (std::is_invocable_v<const F &, I, I>) {
                 a = (*r->combine)(a, (*r->f)(r->index(b), r->index(e)));
@@ -875,7 +892,7 @@ template <class I, class T, class F, class C> struct reduction {
         auto *r = static_cast<reduction *>(self);
         if (r->errors.failed())
             return;
-        guarded(r->errors, [r, p, rhs] {
+        guarded_cancel(r->errors, [r, p, rhs] {
             T &a = acc(p);
             a = (*r->combine)(a, *std::launder(static_cast<const T *>(rhs)));
         });
@@ -1309,7 +1326,7 @@ template <class D> struct node_box : node_base {
         auto *n = static_cast<node_box *>(self);
         if (n->state->errors.failed()) /* a node threw: skip what has not started */
             return;
-        guarded(n->state->errors, [n] { std::invoke(n->fn); });
+        guarded_cancel(n->state->errors, [n] { std::invoke(n->fn); });
     }
 };
 

@@ -487,6 +487,31 @@ TEST(cancel_skips_jobs_and_destroys_their_callables) {
 #endif
 }
 
+#if WEFT_HPP_EXCEPTIONS
+/* An exception in a loop body cancels the loop: a piece running beside it
+ * sees weft::cancelled() (it would spin forever otherwise). */
+TEST(an_exception_cancels_its_loop) {
+    weft::pool p(threads(2));
+    std::atomic<bool> second_started{false};
+    try {
+        weft::parallel_for(p, 0, 2, 1, [&](int i) {
+            if (i == 1) {
+                second_started = true;
+                while (!weft::cancelled())
+                    std::this_thread::yield();
+                return;
+            }
+            while (!second_started)
+                std::this_thread::yield();
+            throw std::runtime_error("piece 0");
+        });
+        CHECK(false);
+    } catch (const std::runtime_error &e) {
+        CHECK(std::strcmp(e.what(), "piece 0") == 0);
+    }
+}
+#endif
+
 TEST(spawn_runs_detached_jobs_before_the_pool_goes) {
     std::atomic<long> sum{0};
     {
