@@ -133,35 +133,29 @@ class first_error {
     std::exception_ptr error_;
 };
 
-/* Call fn; an exception goes to errors instead of into weft's C frames. */
-template <class Fn> void guarded(first_error &errors, Fn &&fn) noexcept {
+/* Call fn; an exception goes to errors instead of into weft's C frames.
+ * With cancel, it also cancels the group fn's work belongs to (weft_cancel):
+ * for the work of a loop, a reduction or a graph run, so that weft itself
+ * skips what has not started (loop pieces stop splitting, graph nodes are
+ * not run) and running pieces see weft::cancelled(). */
+template <class Fn> void guarded(first_error &errors, Fn &&fn, bool cancel = false) noexcept {
 #if WEFT_HPP_EXCEPTIONS
     try {
         std::invoke(std::forward<Fn>(fn));
     } catch (...) {
         errors.capture();
+        if (cancel)
+            weft_cancel();
     }
 #else
     (void)errors;
+    (void)cancel;
     std::invoke(std::forward<Fn>(fn));
 #endif
 }
 
-/* guarded for the work of a loop, a reduction or a graph run: an exception
- * also cancels that group (weft_cancel), so what has not started is skipped
- * by weft itself: loop pieces stop splitting, graph nodes are not run. */
 template <class Fn> void guarded_cancel(first_error &errors, Fn &&fn) noexcept {
-#if WEFT_HPP_EXCEPTIONS
-    try {
-        std::invoke(std::forward<Fn>(fn));
-    } catch (...) {
-        errors.capture();
-        weft_cancel();
-    }
-#else
-    (void)errors;
-    std::invoke(std::forward<Fn>(fn));
-#endif
+    guarded(errors, std::forward<Fn>(fn), true);
 }
 
 /* A callable's result, held until the caller takes it; void and references
