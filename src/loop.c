@@ -94,8 +94,7 @@ static void piece_run(void *arg) {
 static void root_run(void *arg) {
     piece *root = arg;
     weft__worker *w = weft__current_worker();
-    weft__group_init(&root->loop->group, weft__current_group());
-    weft__group *outer = weft__worker_enter(w, &root->loop->group);
+    weft__group *outer = weft__worker_enter_new(w, &root->loop->group);
     root->creator = weft_thread_index();
     piece_run(root);
     weft__worker_leave(w, outer);

@@ -212,6 +212,14 @@ static inline void weft__worker_leave(weft__worker *w, weft__group *outer) {
         w->group = outer;
 }
 
+/* w (NULL: not a worker) starts group g, nested in the group w is in now,
+ * and enters it; returns that outer group for weft__worker_leave. */
+static inline weft__group *weft__worker_enter_new(weft__worker *w, weft__group *g) {
+    weft__group *outer = weft__worker_enter(w, g);
+    weft__group_init(g, outer);
+    return outer;
+}
+
 /* The group a job queued by the calling thread belongs to: the group of the
  * work that thread runs now (NULL outside every pool). */
 static inline weft__group *weft__current_group(void) {

@@ -29,8 +29,7 @@ static void scope_inside(void *arg) {
     weft__worker *w = weft__current_worker();
     weft_scope scope = {.pool = w ? w->pool : NULL};
     weft__count_latch_init(&scope.pending, 1);
-    weft__group_init(&scope.group, weft__current_group()); /* nested in the caller's */
-    weft__group *outer = weft__worker_enter(w, &scope.group);
+    weft__group *outer = weft__worker_enter_new(w, &scope.group); /* in the caller's */
     a->body(&scope, a->arg);
     weft__worker_leave(w, outer);
     weft__count_latch_decrement(&scope.pending);

@@ -90,9 +90,8 @@ int weft__spawn_counted(weft_pool *pool, const weft__heap_job *job, weft_priorit
     if (!h)
         return ENOMEM;
     weft__count_latch_increment(job->counter);
-    weft__heap_job_init(h, job->counter, NULL, job->fn, job->arg);
-    h->group = job->group;
-    h->release = job->release;
+    *h = *job;
+    h->job.execute = heap_job_execute;
     return submit_counted(pool, h, prio);
 }
 

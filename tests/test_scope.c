@@ -16,6 +16,13 @@ static void count_one(void *arg) {
     atomic_fetch_add_explicit(&counted, 1, memory_order_relaxed);
 }
 
+static _Atomic long released;
+
+static void release_one(void *arg) {
+    (void)arg;
+    atomic_fetch_add_explicit(&released, 1, memory_order_relaxed);
+}
+
 static void million(weft_scope *s, void *arg) {
     long n = *(long *)arg;
     for (long i = 0; i < n; i++)
@@ -100,7 +107,9 @@ static void starve_scope(weft_scope *s, void *arg) {
     long *errors = arg;
     failmalloc_arm(0); /* this worker can no longer allocate */
     for (int i = 0; i < 300; i++) {
-        int err = weft_scope_spawn(s, count_one, NULL);
+        /* Half of them with a release: an error calls neither function. */
+        int err = i % 2 ? weft_scope_spawn_release(s, count_one, release_one, NULL)
+                        : weft_scope_spawn(s, count_one, NULL);
         CHECK(err == 0 || err == ENOMEM); /* recycled jobs still succeed */
         *errors += err == ENOMEM;
     }
@@ -110,9 +119,11 @@ static void starve_scope(weft_scope *s, void *arg) {
 TEST(scope_spawn_reports_enomem) {
     weft_pool *pool = make_pool(1);
     atomic_store(&counted, 0);
+    atomic_store(&released, 0);
     long errors = 0;
     weft_scope_run(pool, starve_scope, &errors);
     CHECK(errors > 0);
     CHECK_EQ(atomic_load(&counted), 300 - errors); /* the rest all ran */
+    CHECK_EQ(atomic_load(&released), 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
