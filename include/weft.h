@@ -429,7 +429,9 @@ WEFT_API int weft_scope_spawn_release_priority(weft_scope *scope, weft_fn *fn, w
  * group. Cancelling is not a synchronisation: what a job wrote before it
  * cancelled is visible to the group's waiter, as every job's writes are, but
  * not to other jobs through the cancel. Cancelling costs an atomic store;
- * groups that nobody cancels cost a load where a job or piece starts. */
+ * groups that nobody cancels cost a load where a job or piece starts, and
+ * every weft_join records its group in the half it offers (a load and a
+ * store). */
 
 /* Cancel scope. Any thread (a job of the scope, its body, a thread outside the
  * pool), while the scope runs; more than once is harmless. A NULL scope does
