@@ -32,6 +32,7 @@
 #include "latch.h"
 
 #include "debug_yield.h"
+#include "leave.h"
 #include "os.h"
 #include "stats.h"
 
@@ -75,16 +76,16 @@ void weft__latch_wake_up(weft__latch *l) {
                                             memory_order_relaxed, memory_order_relaxed);
 }
 
-/* How long an outside owner polls its latch before it blocks. A weft_run of a
- * short job finishes within a few microseconds when a worker is searching;
- * blocking instead costs the caller a futex wake-up of its own, which on an
- * idle (virtualised) machine takes tens of microseconds (bench/: roundtrip).
- * Short enough that a long job costs its caller at most this much CPU. */
-#define OUTSIDE_SPIN_NS 10000
-
-/* Poll with pauses for at most OUTSIDE_SPIN_NS; true if the latch got set. */
+/* An outside owner meets an idle worker's choice (leave.c): poll, or block
+ * and pay for a wake-up. It polls for as long as blocking would cost it (its
+ * futex wait and both context switches): a job that ends within that is met
+ * at once, and a longer one costs the caller at most twice what blocking at
+ * once would. Not for the waker's share of the round trip too, as a worker
+ * searches: a poller holds a CPU that the job it waits for may need, which
+ * that sum does not count (docs/performance.md measures it). True if the
+ * latch got set. */
 static bool spin_outside(weft__latch *l) {
-    uint64_t start = weft__now_ns();
+    uint64_t start = weft__now_ns(), budget = weft__leave_block_cpu_ns();
     do {
         for (int i = 0; i < 64; i++) {
             /* Acquire: pairs with the setter's release exchange. */
@@ -92,7 +93,7 @@ static bool spin_outside(weft__latch *l) {
                 return true;
             weft__cpu_relax();
         }
-    } while (weft__now_ns() - start < OUTSIDE_SPIN_NS);
+    } while (weft__now_ns() - start < budget);
     return false;
 }
 

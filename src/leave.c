@@ -14,7 +14,7 @@
  *  | 5 | the pool is in an implicit phase        | search, until its quiet period  |
  *  |   |                                         | outlasts the rhythm's window    |
  *  | 6 | more than half the workers search       | sleep                           |
- *  | 7 | most idle periods outlast the budget    | sleep                           |
+ *  | 7 | searching has lost more than it saved   | sleep                           |
  *  | 8 | otherwise                               | search for up to the budget     |
  *
  * A sleeper whose pool's work is due before it would be woken wakes itself
@@ -23,8 +23,10 @@
  * Why this order. The program's own word (1, 2) and choice (3) come first.
  * Rules 6-8 are the ski rental: with B, the budget, the CPU a sleep/wake
  * round trip costs (measured), searching for B and then sleeping never costs
- * more than twice the best choice in hindsight; a worker whose idle periods
- * mostly outlast B would pay B and the sleep besides (7), and beyond half
+ * more than twice the best choice in hindsight. Against sleeping at once, an
+ * idle period of t that a search would have ended saves B - t, and a longer
+ * one costs B more; a worker whose periods, on average, lost more than they
+ * saved sleeps at once (7): the break-even, not a chosen threshold. Beyond half
  * the workers one more searcher finds nothing the others would not (6, Go's
  * spinning limit). Rules 4-5 precede them because they are about work that
  * needs every worker at once: between parallel loops the whole pool goes
@@ -60,8 +62,6 @@
  * last about one steal attempt's cache misses), then yields. */
 #define SPIN_ROUNDS 6
 
-#define HIT_ONE 256 /* fixed point of the hit rate */
-
 _Atomic uint64_t weft__leave_debug_wake_after_ns;
 
 void weft__leave_pool_init(weft__leave_pool *lp, unsigned threads, unsigned cpus, bool fast) {
@@ -75,7 +75,7 @@ void weft__leave_pool_init(weft__leave_pool *lp, unsigned threads, unsigned cpus
 void weft__leave_init(weft__leave *lv) {
     *lv = (weft__leave){.wake_ns = WAKE_INITIAL_NS,
                         .late_ns = WAKE_INITIAL_NS,
-                        .hit_rate = HIT_ONE}; /* optimistic: search a little at first */
+                        .gain_ns = WAKE_INITIAL_NS}; /* optimistic: search a little at first */
 }
 
 static uint64_t clamp_wake(uint64_t ns) {
@@ -106,6 +106,17 @@ static uint64_t budget(weft__leave_pool *lp, const weft__leave *lv) {
     if (lv->sleep_cpu_ns == 0 || call == 0)
         return lv->wake_ns;
     return clamp_wake(lv->sleep_cpu_ns + call);
+}
+
+/* What blocking costs the thread that blocks (its futex wait and both
+ * context switches, a sleeper's share of the round trip), as last measured
+ * by any worker in the process (0: none yet): the machine's cost, not a
+ * pool's. Relaxed: a hint, written only when a sampled sleep ends. */
+static _Atomic uint64_t block_cpu_ns;
+
+uint64_t weft__leave_block_cpu_ns(void) {
+    uint64_t ns = atomic_load_explicit(&block_cpu_ns, memory_order_relaxed); /* a hint */
+    return ns ? ns : WAKE_INITIAL_NS;
 }
 
 void weft__leave_wake_call(weft__leave_pool *lp, uint64_t ns) {
@@ -173,7 +184,7 @@ weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
         return WEFT__LEAVE_SLEEP;
     if (pool_due(lp, lv, in->now) || implicit_phase(lp, lv, in))
         return WEFT__LEAVE_SEARCH;
-    if (in->searchers(in->ctx) <= searcher_cap(lp) && lv->hit_rate >= HIT_ONE / 2 &&
+    if (in->searchers(in->ctx) <= searcher_cap(lp) && lv->gain_ns >= 0 &&
         in->now - in->search_ns < budget(lp, lv))
         return WEFT__LEAVE_SEARCH;
     *deadline = wake_at(lp, lv, in->now);
@@ -182,15 +193,20 @@ weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
 }
 
 void weft__leave_found(weft__leave_pool *lp, weft__leave *lv, uint64_t ns) {
-    /* ns == 0: found at once (every steal after a job): no budget to read. */
-    uint32_t hit = ns == 0 || ns <= budget(lp, lv) ? HIT_ONE : 0;
-    lv->hit_rate += ((int32_t)hit - (int32_t)lv->hit_rate) / (1 << HISTORY);
+    /* What a search for the budget B would have made of this period, against
+     * sleeping at once (rule 7): within B it saves the round trip less the
+     * search, beyond it it costs B more. ns == 0: found at once (every steal
+     * after a job), a whole round trip saved. */
+    int64_t b = (int64_t)budget(lp, lv), saved = ns <= (uint64_t)b ? b - (int64_t)ns : -b;
+    lv->gain_ns += (saved - lv->gain_ns) / (1 << HISTORY);
     weft__rhythm_busy(&lp->rhythm, lp->threads);
 }
 
 unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__leave_wake *w) {
-    if (w->cpu_ns)
+    if (w->cpu_ns) {
         running_median(&lv->sleep_cpu_ns, clamp_wake(w->cpu_ns));
+        atomic_store_explicit(&block_cpu_ns, lv->sleep_cpu_ns, memory_order_relaxed); /* a hint */
+    }
     if (w->woken_ns && w->now >= w->woken_ns)
         weft__moving_average(&lv->wake_ns, clamp_wake(w->now - w->woken_ns));
     if (w->woken_ns || !w->deadline)

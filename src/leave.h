@@ -107,8 +107,8 @@ typedef struct weft__leave {
     uint64_t sleep_cpu_ns; /* running median: the CPU a sampled sleep cost this
                               worker (its wait, both context switches); 0: none yet */
     uint32_t sleeps;       /* sleeps so far, to sample one in SLEEP_SAMPLE */
-    uint32_t hit_rate;     /* moving average, of HIT_ONE: idle periods that ended
-                              within the search budget */
+    int64_t gain_ns;       /* moving average: the CPU a search for the budget saved
+                              over each idle period, against sleeping at once */
 } weft__leave;
 
 /* The pool's: its rhythm (rhythm.h) and its wakers' share of a sleep's cost. */
@@ -161,6 +161,10 @@ WEFT__HIDDEN unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv,
                                        const weft__leave_wake *w);
 /* A waker's sampled wake call cost it `ns` of CPU (any thread). */
 WEFT__HIDDEN void weft__leave_wake_call(weft__leave_pool *lp, uint64_t ns);
+
+/* The CPU a block costs the thread that blocks, as last measured by any
+ * worker in the process (before any: an unmeasured wake-up's). (any thread) */
+WEFT__HIDDEN uint64_t weft__leave_block_cpu_ns(void);
 
 /* Pause before the next search round: a few spins, then yields. (owner) */
 WEFT__HIDDEN void weft__leave_backoff(unsigned *rounds);
