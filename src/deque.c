@@ -47,10 +47,13 @@
  * and movesplit (weft__worker_push_first); a worker going to sleep counts
  * itself and makes its SleepFence before its final check reads every deque's
  * ts and bottom. Either the pusher sees the sleeper (and shares and wakes
- * it) or the sleeper sees bottom above split (and does not sleep, and takes
- * the job by force if its owner still does not answer). Later pushes of the
- * episode need no fence: bottom stays above split for the whole episode,
- * whichever of its stores a reader sees.
+ * it, unless it also sees a searcher) or the sleeper sees bottom above split
+ * (and does not sleep, and takes the job by force if its owner still does
+ * not answer). A searcher the pusher saw ends the same way when it sleeps,
+ * or, leaving for other work as the last searcher while someone sleeps, makes
+ * a fence, sees the job and wakes a sleeper (weft__idle_left_behind). Later
+ * pushes of the episode need no fence: bottom stays above split for the
+ * whole episode, whichever of its stores a reader sees.
  *
  * Forced steals can end an episode without the owner knowing, so its next
  * push, which it takes for a later one, goes unfenced. That push is not
@@ -334,9 +337,9 @@ weft__steal_result weft__deque_steal_private(weft__deque *d, weft__job **job, bo
     weft__debug_yield();
     /* Relaxed: the owner answered our request since (shared, or popped its
      * last private job): what it shared is announced, and a plain steal
-     * finds it; the barrier is spent. */
+     * finds it. A race lost: the caller may force again (worker.c). */
     if (!atomic_load_explicit(&d->movesplit, memory_order_relaxed))
-        return WEFT__STEAL_EMPTY;
+        return WEFT__STEAL_RETRY;
     uint32_t b = thief_bottom(d);
     if (weft__deque_span(s, b) <= 0)
         return WEFT__STEAL_EMPTY;

@@ -49,9 +49,9 @@ WEFT__HIDDEN weft__steal_result weft__deque_steal(weft__deque *d, weft__job **jo
 
 /* Any thread, rarely: take the oldest private job, for a thief whose request
  * (movesplit) the owner has left unanswered. Costs a process-wide barrier
- * (fence.h). WEFT__STEAL_RETRY: public jobs appeared, or another thief or the
- * owner took the job; WEFT__STEAL_EMPTY: nothing private, or the owner
- * answered the request. On WEFT__STEAL_OK, *more tells whether private jobs
+ * (fence.h). WEFT__STEAL_RETRY: public jobs appeared, the owner answered the
+ * request, or another thief or the owner took the job; WEFT__STEAL_EMPTY:
+ * nothing private, or no barrier here. On WEFT__STEAL_OK, *more tells whether private jobs
  * remain (the caller hands them over to a sleeper). */
 WEFT__HIDDEN WEFT__COLD weft__steal_result weft__deque_steal_private(weft__deque *d,
                                                                      weft__job **job, bool *more);

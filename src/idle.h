@@ -25,8 +25,9 @@ typedef struct weft__idle_env {
      * (deque.c, "the episode")? Then it searches again instead of sleeping,
      * and may take one by force. */
     bool (*private_check)(void *ctx, unsigned index);
-    /* After a searcher's fence: does another worker's deque show public jobs? */
-    bool (*public_check)(void *ctx, unsigned index);
+    /* After a searcher's fence: does another worker's deque show jobs,
+     * public or private? */
+    bool (*queued_check)(void *ctx, unsigned index);
     /* A waker woke a worker while tracing is on: record the wake-up and
      * return its flow id (trace_buf.c). */
     uint32_t (*trace_wake)(void *ctx);
@@ -42,15 +43,18 @@ static inline bool weft__idle_must_stay(const weft__idle_env *env, unsigned inde
 
 /* A searcher that stops counting as one (it found a job, or its latch was
  * set), the last while someone sleeps: a poster that saw it searching woke
- * nobody (the searcher cap: it will take the job), yet it takes another job or
- * none. So it looks once more, after a fence that pairs with the poster's
- * PushFence as the SleepFence does (either it sees the job or the poster saw
- * it gone): is a job waiting that nobody looks for? Then it wakes a sleeper. */
+ * nobody (the searcher cap: it will take the job), and a pusher kept its job
+ * private (the searcher would ask for it), yet it takes another job or none.
+ * So it looks once more, after a fence that pairs with the poster's
+ * PushFence and the pusher's episode fence as the SleepFence does (either it
+ * sees the job or the poster saw it gone): is a job waiting that nobody looks
+ * for, queued or on a deque, public or private? Then it wakes a sleeper, who
+ * asks for a private one and takes it by force if need be. */
 static inline bool weft__idle_left_behind(const weft__idle_env *env, unsigned index) {
     weft__debug_yield(); /* the random-yield build widens both windows */
     weft__fence_seq_cst();
     weft__debug_yield();
-    return env->final_check(env->ctx, index) || env->public_check(env->ctx, index);
+    return env->final_check(env->ctx, index) || env->queued_check(env->ctx, index);
 }
 
 /* A worker's search loop, local to it. */

@@ -43,7 +43,8 @@ typedef struct weft__worker {
     uint64_t broadcast_seen;   /* O: last broadcast run (broadcast.c) */
     unsigned free_count;       /* O */
     bool force_steal;   /* O: the final check saw private jobs: the next sweep may take one */
-    uint64_t forced_in; /* O: 1 + the sleeps count when a forced sweep last ran (0: none) */
+    bool forced_raced;  /* O: the last forced sweep lost a race: it is not spent */
+    uint64_t forced_in; /* O: 1 + the sleeps count when a forced sweep was spent (0: none) */
     /* The thread and how it is claimed and stopped. */
     _Atomic bool taken; /* A: contexts only: a thread holds it */
     pthread_t thread;

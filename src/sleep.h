@@ -114,15 +114,23 @@ static inline void weft__sleep_new_jobs(weft__sleep *s, unsigned n, bool queue_w
     weft__sleep_new_jobs_cold(s, n, queue_was_empty);
 }
 
-/* Could another worker use a new job now? Targeted: is any worker inactive
- * (searching, sleepy or asleep)? Wake-all: is any worker sleepy or asleep?
- * Checked on every push, so it is one load of a line that is written only
- * when workers go idle or busy. Seq-cst, like every access to these words
- * (sleep.c); a stale answer costs parallelism, never progress. */
+/* Should a pusher share its private jobs unasked? Targeted: when a worker
+ * sleeps and none searches: then the share's post wakes one (new_jobs). A
+ * searcher needs no share: it asks the deques it finds empty (movesplit),
+ * takes a job by force before it sleeps (deque.c), and hands over to a
+ * sleeper if it leaves last while a job is queued, private ones included
+ * (weft__idle_left_behind); sharing for it cost a CAS on every fork of a
+ * pool with more workers than CPUs, whose idle workers search without a CPU
+ * to run on. Wake-all: is any worker sleepy or asleep? Checked on every
+ * push, so it is one load of a line that is written only when workers go
+ * idle or busy. Seq-cst, like every access to these words (sleep.c); a stale
+ * answer costs parallelism, never progress. */
 static inline bool weft__sleep_wants_work(weft__sleep *s) {
     if (WEFT__UNLIKELY(s->wake_all))
         return weft__wake_all_wants_work(&s->all);
-    return weft__counters_inactive(atomic_load_explicit(&s->counters, memory_order_seq_cst)) != 0;
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    unsigned sleepers = weft__counters_sleeping(c);
+    return sleepers != 0 && weft__counters_inactive(c) == sleepers;
 }
 
 /* An outside thread is about to submit work it waits for (weft_run): the

@@ -68,9 +68,11 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
                 weft__stat_add(&w->stats.steals, 1);
                 return job;
             }
-            if (r == WEFT__STEAL_EMPTY && force &&
-                (r = steal_private(w, victim, &job, more)) == WEFT__STEAL_OK)
-                return job;
+            if (r == WEFT__STEAL_EMPTY && force) {
+                if ((r = steal_private(w, victim, &job, more)) == WEFT__STEAL_OK)
+                    return job;
+                w->forced_raced |= r == WEFT__STEAL_RETRY;
+            }
             retry |= r == WEFT__STEAL_RETRY;
         }
     }
@@ -136,8 +138,9 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
         weft__job *job = find_work(w, &more, &prio);
         if (forced) { /* one sweep per final check that asked for it */
             w->force_steal = false;
-            if (!job)
+            if (!job && !w->forced_raced)
                 w->forced_in = 1 + weft__stat_get(&w->stats.sleeps);
+            w->forced_raced = false;
         }
         if (job) {
             w->forced_in = 0;
@@ -203,20 +206,24 @@ static bool other_deques_show(weft_pool *pool, unsigned index, bool private_jobs
 static bool private_check(void *ctx, unsigned index) {
     weft_pool *pool = ctx;
     weft__worker *w = &pool->workers[index]; /* the caller */
-    /* One forced sweep per sleep: after it found nothing, our request stands
-     * (raised before its barrier) and the owner's next push or pop answers
-     * it and wakes us; an owner that never runs again lost its jobs to that
-     * sweep, or to a thief that hands the rest over (deque.c). A sleep since
-     * (a wake-up, maybe that hand-over) allows another. */
+    /* One spent forced sweep per sleep: after it found nothing, our request
+     * stands (raised before its barrier) and the owner's next push or pop
+     * answers it and wakes us; an owner that never runs again lost its jobs
+     * to that sweep, or to a thief that hands the rest over (deque.c). A
+     * sweep that lost a race (the owner answered, or ts moved under its CAS)
+     * is not spent: the owner may have pushed again since, keeping its jobs
+     * private beside us as a searcher (weft__sleep_wants_work), so we look
+     * again. A sleep since (a wake-up, maybe that hand-over) allows another. */
     if (w->forced_in == 1 + weft__stat_get(&w->stats.sleeps))
         return false;
     w->force_steal = other_deques_show(pool, index, true);
     return w->force_steal;
 }
 
-/* A leaving searcher's look (idle.h): public jobs on another deque. */
-static bool public_check(void *ctx, unsigned index) {
-    return other_deques_show(ctx, index, false);
+/* A leaving searcher's look (idle.h): jobs on another deque, public or
+ * private (a pusher that saw a searcher kept them private). */
+static bool queued_check(void *ctx, unsigned index) {
+    return other_deques_show(ctx, index, false) || other_deques_show(ctx, index, true);
 }
 
 /* A waker woke one of our workers while tracing is on (idle.h): a worker
@@ -231,7 +238,7 @@ static uint32_t trace_wake(void *ctx) {
 weft__idle_env weft__worker_idle_env(weft_pool *pool) {
     return (weft__idle_env){.final_check = final_check,
                             .private_check = private_check,
-                            .public_check = public_check,
+                            .queued_check = queued_check,
                             .trace_wake = trace_wake,
                             .tracing = &pool->trace.on,
                             .phase = &pool->phase,

@@ -75,9 +75,9 @@ TEST(forced_steal_takes_the_oldest_private_job) {
     fill(&d, 4, it, 3);
     weft__job *j = NULL;
     bool more = false;
-    /* Without a request first, nothing is forced: the owner may be about to
-     * answer one. */
-    CHECK_EQ(weft__deque_steal_private(&d, &j, &more), WEFT__STEAL_EMPTY);
+    /* Without a standing request, nothing is forced: the owner answered it
+     * or may be about to, so the thief looks for public jobs again. */
+    CHECK_EQ(weft__deque_steal_private(&d, &j, &more), WEFT__STEAL_RETRY);
     CHECK_EQ(weft__deque_steal(&d, &j), WEFT__STEAL_EMPTY); /* asks */
     CHECK_EQ(weft__deque_steal_private(&d, &j, &more), WEFT__STEAL_OK);
     CHECK(j == &it[0].job);

@@ -321,6 +321,21 @@ TEST(one_job_wakes_one_sleeper) {
     }
 }
 
+/* A pusher shares its private jobs unasked only for a sleeper that nobody
+ * searches for (weft__sleep_wants_work): a searcher asks for them instead.
+ * Phantom searchers stand in for real ones on a pool whose workers all sleep. */
+TEST(push_shares_unasked_only_for_an_unsearched_sleeper) {
+    weft_pool *pool = make_pool(4, WEFT_WAKE_TARGETED, WEFT_LEAVE_AUTOMATIC);
+    wait_all_asleep(pool);
+    CHECK(weft__sleep_wants_work(&pool->sleep)); /* four sleepers, no searcher */
+    const uint64_t one_searcher = (uint64_t)1 << 16;
+    atomic_fetch_add(&pool->sleep.counters, one_searcher);
+    CHECK(!weft__sleep_wants_work(&pool->sleep)); /* it will ask */
+    atomic_fetch_sub(&pool->sleep.counters, one_searcher);
+    CHECK(weft__sleep_wants_work(&pool->sleep));
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 /* Under the searcher cap a job pushed on a non-empty deque wakes a sleeper
  * only when nobody searches (sleep.c, new_jobs). A phantom searcher stands in
  * for a real one. Counted by the workers' wake-ups: a woken worker adds one

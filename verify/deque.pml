@@ -9,14 +9,17 @@
  *
  * One owner, NT thieves. The owner pushes NJOBS jobs, popping now and then
  * (its plain fast path, its CAS for the last private job, its reclaim of
- * public jobs) and sharing when a thief asked or sleeps; at a
- * nondeterministic point after its last push it stops for good, as a job
- * that runs for ever without calling weft. A thief runs worker.c's search:
- * a sweep steals a public job or asks (movesplit); before sleeping it counts
- * itself, fences and looks (the final check: public jobs; the private check:
- * private ones, once per sleep), and a sweep after a private check may take
- * the oldest private job by force. A thief that takes a job may search on
- * or run it for ever, waking a sleeper first if it saw work left. The checks:
+ * public jobs) and sharing when a thief asked, or when one sleeps and none
+ * searches (weft__sleep_wants_work); at a nondeterministic point after its
+ * last push it stops for good, as a job that runs for ever without calling
+ * weft. A thief runs worker.c's search: a sweep steals a public job or asks
+ * (movesplit); before sleeping it counts itself, fences and looks (the final
+ * check: public jobs; the private check: private ones, once per sleep), and
+ * a sweep after a private check may take the oldest private job by force. A
+ * thief that takes a job stops searching, and if it was the last searcher
+ * while one sleeps it looks at the deque (weft__idle_left_behind: public and
+ * private jobs) and wakes a sleeper if it sees work; then it searches on or
+ * runs the job for ever. The checks:
  *   - every job is taken exactly once (assert);
  *   - no thief sleeps for ever while a job is left that no running thread
  *     will take: SPIN reports that as an invalid end state.
@@ -38,6 +41,7 @@ byte sbv = 0;            /* ...of this value */
 byte slot[NJOBS + 1];    /* job ids; written before bottom passes them */
 bit movesplit = 0;
 byte sleepers = 0;       /* thieves counted asleep (the sleep counters) */
+byte searching = NT;     /* thieves inactive and not asleep (same word) */
 bit wake = 0;            /* a share posted jobs while someone slept */
 byte taken[NJOBS];       /* how often each job was taken */
 byte ntaken = 0;
@@ -55,19 +59,25 @@ inline take(j) {
 }
 
 /* weft__deque_share (its CAS drains the buffer, clears the request and
- * moves split to bottom), then weft__worker_offer's post: it wakes a
- * sleeper if its read of the counters, after the CAS, sees one. */
+ * moves split to bottom), then weft__worker_offer's post: new_jobs wakes a
+ * sleeper if its read of the counters, after the CAS, sees one and nobody
+ * searching (it wakes one beside searchers only for several jobs posted on
+ * an empty queue; the model takes the fewer wake-ups). */
 inline share(upto) {
     drain();
     atomic {
         movesplit = 0;
         if
-        :: upto > split -> split = upto; if :: sleepers > 0 -> wake = 1 :: else fi
+        :: upto > split -> split = upto; if :: sleepers > 0 && searching == 0 -> wake = 1 :: else fi
         :: else
         fi
     };
     ls = upto
 }
+
+/* weft__sleep_wants_work: a sleeper and no searcher (one atomic read of the
+ * counters), or a request. */
+#define WANTED ((sleepers > 0 && searching == 0) || movesplit)
 
 /* The private part is empty (b == split): take back the newer half of the
  * public part, or its last job, or find that thieves took all. With n >= 2
@@ -129,19 +139,19 @@ proctype Owner() {
             atomic { t = top; s = split };
             ls = s;
             if
-            :: t == s || sleepers > 0 || movesplit -> share(b)
+            :: t == s || WANTED -> share(b)
             :: else ->         /* the job stays private: an episode begins */
 #ifndef NO_EPISODE_FENCE
                 drain();       /* the episode's fence */
 #endif
                 if
-                :: sleepers > 0 || movesplit -> share(b)
+                :: WANTED -> share(b)
                 :: else
                 fi
             fi
         :: else ->             /* loads that may pass the store of bottom */
             if
-            :: sleepers > 0 || movesplit -> share(b)
+            :: WANTED -> share(b)
             :: else
             fi
         fi
@@ -178,12 +188,31 @@ proctype Owner() {
     od
 }
 
-/* After taking a job: search on, or run it for ever, handing over to a
- * sleeper first if work was left behind (weft__sleep_work_found's `more`). */
-inline ran(more) {
+/* After taking a job (weft__sleep_work_found): leave the searchers; the
+ * last one while someone sleeps hands over if its steal saw more (`more`)
+ * or, after its fence, its look sees jobs on the deque, public or private
+ * (NO_PRIVATE_HANDOVER: public only, as before pushes kept jobs private
+ * beside searchers). Then search on, or run the job for ever. */
+#ifndef NO_PRIVATE_HANDOVER
+#define LEFT_PRIVATE (bottom > split)
+#else
+#define LEFT_PRIVATE 0
+#endif
+inline found(more) {
+    atomic { searching--; last = searching == 0 && sleepers > 0 };
     if
-    :: skip
-    :: atomic { if :: more && sleepers > 0 -> wake = 1 :: else fi }; break
+    :: last ->
+        atomic {
+            if
+            :: more || top < split || LEFT_PRIVATE -> wake = 1
+            :: else
+            fi
+        }
+    :: else
+    fi;
+    if
+    :: atomic { searching++ }
+    :: break
     fi
 }
 
@@ -196,7 +225,7 @@ inline ran(more) {
  * to the forced steal of this or another thief. */
 proctype Thief() {
     byte t, s, j, bb;
-    bit more, force = 0, tried = 0;
+    bit more, force = 0, tried = 0, last, got;
     do
     :: ntaken == NJOBS -> break
     :: else ->
@@ -206,11 +235,11 @@ proctype Thief() {
             j = slot[t];
             atomic {
                 if
-                :: top == t && split == s -> top = t + 1; take(j); more = top < split; tried = 0
-                :: else -> more = 0
+                :: top == t && split == s -> top = t + 1; take(j); more = top < split; tried = 0; got = 1
+                :: else -> got = 0
                 fi
             };
-            if :: more -> ran(1) :: else fi
+            if :: got -> found(more) :: else fi
         :: t == s && force ->  /* private jobs left unanswered: force */
             force = 0;
             movesplit = 1;
@@ -228,25 +257,34 @@ proctype Thief() {
                     fi
                 };
                 if
-                :: more -> more = bb > s + 1; ran(more)
+                :: more -> more = bb > s + 1; found(more)
+#ifndef SPENT_ON_ANSWER
+                :: !more -> tried = 0 /* lost the CAS: ts moved, so look again */
+#else
                 :: else
+#endif
                 fi
+#ifndef SPENT_ON_ANSWER
+            :: !movesplit -> tried = 0 /* the owner answered: the sweep is not spent */
+            :: movesplit && bb <= s
+#else
             :: else
+#endif
             fi
         :: t == s && !force ->
             movesplit = 1;     /* ask */
-            atomic { sleepers++ };   /* the counting CAS, then the SleepFence */
+            atomic { sleepers++; searching-- };   /* the counting CAS, then the SleepFence */
             if
             :: top < split ->  /* the final check (a post): search again */
-                atomic { sleepers-- }
+                atomic { sleepers--; searching++ }
 #ifndef NO_PRIVATE_CHECK
             :: top == split && bottom > split && !tried -> /* the private check */
-                atomic { sleepers-- };
+                atomic { sleepers--; searching++ };
                 force = 1;
                 tried = 1
 #endif
             :: else ->         /* sleep until a post wakes us, or all is done */
-                atomic { wake == 1 || ntaken == NJOBS -> wake = 0; sleepers-- };
+                atomic { wake == 1 || ntaken == NJOBS -> wake = 0; sleepers--; searching++ };
                 tried = 0
             fi
         fi

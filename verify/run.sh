@@ -69,6 +69,8 @@ CHECKS=(
 "deque-broken-lower-after|assert|the deque, reclaim lowers bottom after its CAS: a job taken twice|-DNJOBS=2 -DNO_LOWER_FIRST|deque"
 "deque-broken-no-episode-fence|lost|the deque without the episode fence: a sleeper beside a stranded job|-DNJOBS=2 -DNO_EPISODE_FENCE|deque"
 "deque-broken-no-private-check|lost|the deque, sleepers ignore private jobs: a sleeper beside a stranded job|-DNJOBS=2 -DNO_PRIVATE_CHECK|deque"
+"deque-broken-no-private-handover|lost|the deque, the last searcher hands over for public jobs only: a sleeper beside a job kept private for that searcher|-DNJOBS=2 -DNO_PRIVATE_HANDOVER|deque"
+"deque-broken-spent-on-answer|lost|the deque, a forced sweep that lost to the owner's answer or a moved ts counts as spent: a sleeper beside a job pushed after that answer|-DNJOBS=2 -DSPENT_ON_ANSWER|deque"
 )
 
 # Bigger configurations, run with --all (about 70 s more here).
