@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Aggregate bench/policy.sh's JSON lines into the leave-policy table and the
-searcher-cap table (markdown on stdout). Medians over runs."""
+wake-rule table (markdown on stdout). Medians over runs."""
 import collections
 import json
 import statistics
@@ -69,16 +69,18 @@ def policy_table(suffix, title):
     print(f"\nGoal met on {met} of {len(CASES)} rows.")
 
 
-def cap_table():
-    print("\n### Searcher cap (at most half the workers search): cap on ÷ cap off\n")
-    print("Each cell: medians of on / off (their ratio; the median of the per-run ratios).\n")
-    print("| workers | idle CPU s in 1 s (on / off) | sporadic CPU/wall (on / off) "
-          "| fib(30) s (on / off) | loop s per call (on / off) |")
+def wake_rule_table():
+    print("\n### Wake rule: Go's (a push wakes only when nobody searches) ÷ Rayon's "
+          "(a push onto a non-empty queue always wakes)\n")
+    print("Each cell: medians of Go's / Rayon's (their ratio; the median of the "
+          "per-run ratios).\n")
+    print("| workers | idle CPU s in 1 s (Go / Rayon) | sporadic CPU/wall (Go / Rayon) "
+          "| fib(30) s (Go / Rayon) | loop s per call (Go / Rayon) |")
     print("|---:|---|---|---|---|")
     for t in (8, 16, 64):
         def pair(wl, field):
-            a, b = med("weft", wl, t, field), med("weft-nocap", wl, t, field)
-            p = paired("weft", "weft-nocap", wl, t, field)
+            a, b = med("weft", wl, t, field), med("weft-rayonwake", wl, t, field)
+            p = paired("weft", "weft-rayonwake", wl, t, field)
             ratio = f" ({a / b:.2f}×" if a and b else ""
             ratio += f"; paired {p:.2f}×)" if ratio and p else (")" if ratio else "")
             return f"{fmt(a)} / {fmt(b)}{ratio}"
@@ -116,4 +118,4 @@ policy_table("", "Leave policies, outside phases")
 policy_table("-phase", "Leave policies, the whole run inside a parallel phase")
 compose_table()
 pools_table()
-cap_table()
+wake_rule_table()

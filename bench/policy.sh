@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The leave-policy table (issue 4) and the searcher cap's cost, in one run.
+# The leave-policy table (issue 4) and the wake rule's cost, in one run.
 #
 #   bench/policy.sh [--runs N] [--smoke] BUILD_DIR
 #
@@ -15,8 +15,10 @@
 # Composability: bench/compose.c (a weft stage, then an OpenMP stage), and
 # bench/pools.c (four pools of 8 in one process, against one shared pool).
 #
-# Cap: weft (cap on) against weft-nocap on pools of 8, 16 and 64 workers:
-# idle CPU, sporadic CPU, fib(30) and loop throughput.
+# Wake rule: weft (Go's: a push wakes a sleeper only when nobody searches)
+# against weft-rayonwake (Rayon's: a push onto a non-empty queue always wakes)
+# on pools of 8, 16 and 64 workers: idle CPU, sporadic CPU, fib(30) and loop
+# throughput.
 #
 # Writes bench/results/policy.jsonl and policy.md (also printed).
 set -euo pipefail
@@ -36,12 +38,12 @@ done
 dir=$(realpath "$build")/bench
 bin=$dir/weft_bench
 [ -x "$bin" ] || { echo "no $bin: build with -DWEFT_BUILD_BENCH=ON first" >&2; exit 1; }
-# The always-search and no-cap systems are programs of their own: the library
-# built with the leave policy's compile-time switches (src/leave.h).
+# The always-search and Rayon-wake systems are programs of their own: the
+# library built with the idle module's compile-time switches.
 program() { # system
     case $1 in
     weft-spin*) echo "$dir/weft_spin_bench" ;;
-    weft-nocap) echo "$dir/weft_nocap_bench" ;;
+    weft-rayonwake) echo "$dir/weft_rayonwake_bench" ;;
     *) echo "$bin" ;;
     esac
 }
@@ -64,7 +66,7 @@ for r in $(seq 0 $((runs - 1))); do
         [ -x "$compose" ] && { timeout 120 "$compose" "$r" >>"$raw" || echo "failed: compose" >&2; }
     done
     timeout 120 "$dir/pools_bench" "$r" $smoke >>"$raw" || echo "failed: pools" >&2
-    for s in weft weft-nocap; do
+    for s in weft weft-rayonwake; do
         for t in 8 16 64; do
             for w in idle sporadic fib30 loop; do run "$s" "$w" "$t"; done
         done

@@ -245,14 +245,14 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
 
 /* The library's benchmark builds (bench/CMakeLists.txt, src/leave.h) are
  * programs of their own, for bench/policy.sh: BENCH_WEFT_SPIN, idle workers
- * never sleep (the third column of the leave-policy table); BENCH_WEFT_NOCAP,
- * no searcher cap. */
+ * never sleep (the third column of the leave-policy table); BENCH_WEFT_RAYONWAKE,
+ * Rayon's wake rule instead of Go's (src/sleep.c, new_jobs). */
 static const bench_system systems[] = {
 #if defined(BENCH_WEFT_SPIN)
     WEFT_SYSTEM("weft-spin", 0, 1),
     WEFT_SYSTEM("weft-spin-phase", PHASE, 1),
-#elif defined(BENCH_WEFT_NOCAP)
-    WEFT_SYSTEM("weft-nocap", 0, 1),
+#elif defined(BENCH_WEFT_RAYONWAKE)
+    WEFT_SYSTEM("weft-rayonwake", 0, 1),
 #else
     WEFT_SYSTEM("weft", 0, 0),
     WEFT_SYSTEM("weft-fast", LEAVE_FAST, 0),

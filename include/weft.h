@@ -92,11 +92,13 @@ typedef struct weft_pool weft_pool;
 /* What an idle worker does when it finds no work.
  *  WEFT_LEAVE_AUTOMATIC: adaptive, with nothing to tune: an idle worker
  *    searches for at most about what a sleep and its wake-up would cost (it
- *    measures that), and not at all when its idle periods mostly last
- *    longer, so an idle pool burns no CPU once its work has stopped; a pool
+ *    measures that), and not at all when its past searches cost more than
+ *    they saved, so an idle pool burns no CPU once its work has stopped; a pool
  *    whose work returns regularly (parallel loops between serial code) keeps
- *    or brings back enough workers for it just before it returns; otherwise
- *    at most half the workers search at a time. docs/sleep.md has the rules.
+ *    or brings back enough workers for it just before it returns, and one
+ *    whose busy periods engage more workers than there are CPUs keeps its
+ *    idle workers searching through them, as a sleep there saves no CPU.
+ *    docs/sleep.md has the rules.
  *  WEFT_LEAVE_FAST: sleep after the first fruitless search; lowest CPU cost,
  *    a futex wake-up on the next job.
  * Parallel phases (weft_phase_begin) override both while they last. */

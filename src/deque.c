@@ -14,8 +14,8 @@
  * de Pol, "Lace: non-blocking split deque for work-stealing", 2014): a
  * work-first join pays for synchronisation only when work moves between
  * threads. (Chase-Lev, which it replaced, needs a seq-cst fence on every
- * pop: fib(30) at one thread took 4.1 times a same-shape serial fib with it,
- * 2.4 with this deque; commit 26840f0.)
+ * pop, a full barrier on the owner's fast path; docs/performance.md has
+ * what each cost.)
  *
  * A split deque alone can strand work: an owner that pushed jobs and then
  * runs one long job answers no request until it returns, while thieves idle.

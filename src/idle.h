@@ -43,7 +43,7 @@ static inline bool weft__idle_must_stay(const weft__idle_env *env, unsigned inde
 
 /* A searcher that stops counting as one (it found a job, or its latch was
  * set), the last while someone sleeps: a poster that saw it searching woke
- * nobody (the searcher cap: it will take the job), and a pusher kept its job
+ * nobody (Go's wake rule: it will take the job), and a pusher kept its job
  * private (the searcher would ask for it), yet it takes another job or none.
  * So it looks once more, after a fence that pairs with the poster's
  * PushFence and the pusher's episode fence as the SleepFence does (either it

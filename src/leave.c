@@ -13,29 +13,30 @@
  *  | 4 | the pool's work is due (its rhythm)     | search                          |
  *  | 5 | the pool is in an implicit phase        | search, until its quiet period  |
  *  |   |                                         | outlasts the rhythm's window    |
- *  | 6 | more than half the workers search       | sleep                           |
- *  | 7 | searching has lost more than it saved   | sleep                           |
- *  | 8 | otherwise                               | search for up to the budget     |
+ *  | 6 | searching has lost more than it saved   | sleep                           |
+ *  | 7 | otherwise                               | search for up to the budget     |
  *
  * A sleeper whose pool's work is due before it would be woken wakes itself
- * just before, and wakes as many searchers as that work engages.
+ * just before, and wakes sleepers until as many workers search as that work
+ * engages.
  *
  * Why this order. The program's own word (1, 2) and choice (3) come first.
- * Rules 6-8 are the ski rental: with B, the budget, the CPU a sleep/wake
+ * Rules 6-7 are the ski rental: with B, the budget, the CPU a sleep/wake
  * round trip costs (measured), searching for B and then sleeping never costs
  * more than twice the best choice in hindsight. Against sleeping at once, an
  * idle period of t that a search would have ended saves B - t, and a longer
  * one costs B more; a worker whose periods, on average, lost more than they
- * saved sleeps at once (7): the break-even, not a chosen threshold. Beyond half
- * the workers one more searcher finds nothing the others would not (6, Go's
- * spinning limit). Rules 4-5 precede them because they are about work that
- * needs every worker at once: between parallel loops the whole pool goes
- * quiet for about the same time, and a worker found searching saves a wake-up
- * on the loop's critical path; where busy periods engage more workers than
+ * saved sleeps at once (6): the break-even, not a chosen threshold. No rule
+ * caps how many search: each searcher's own search is bounded by B, and a
+ * push wakes sleepers only for the jobs its searchers cannot take (sleep.c,
+ * new_jobs), so searchers cost no wake-ups. Rules 4-5 precede 6-7 because they are about
+ * work that needs every worker at once: between parallel loops the whole
+ * pool goes quiet for about the same time, and a worker found searching saves
+ * a wake-up on the loop's critical path; where busy periods engage more workers than
  * the machine has CPUs, a sleep saves no CPU at all (each job wakes a sleeper
  * that mostly finds it taken), so the pool behaves as inside a phase (5).
  * docs/sleep.md describes the rules; docs/performance.md has the ablation
- * that kept them and removed a sixth.
+ * that kept them and removed two others.
  */
 #include "leave.h"
 
@@ -152,11 +153,6 @@ static bool implicit_phase(const weft__leave_pool *lp, const weft__leave *lv,
            (hi ? in->now < hi : in->now - in->search_ns < WEFT__PHASE_RETAIN_NS);
 }
 
-/* At most this many workers search at once (rule 6). */
-static unsigned searcher_cap(const weft__leave_pool *lp) {
-    return WEFT__LEAVE_NO_CAP ? lp->threads : lp->threads / 2 ? lp->threads / 2 : 1;
-}
-
 /* A deadline for a sleep that begins now: just before the pool's window
  * opens, if it is ahead and followed (0: none). */
 static uint64_t wake_at(const weft__leave_pool *lp, const weft__leave *lv, uint64_t now) {
@@ -184,8 +180,7 @@ weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
         return WEFT__LEAVE_SLEEP;
     if (pool_due(lp, lv, in->now) || implicit_phase(lp, lv, in))
         return WEFT__LEAVE_SEARCH;
-    if (in->searchers(in->ctx) <= searcher_cap(lp) && lv->gain_ns >= 0 &&
-        in->now - in->search_ns < budget(lp, lv))
+    if (lv->gain_ns >= 0 && in->now - in->search_ns < budget(lp, lv))
         return WEFT__LEAVE_SEARCH;
     *deadline = wake_at(lp, lv, in->now);
     *sampled = lv->sleeps++ % SLEEP_SAMPLE == 0; /* the first, then one in SLEEP_SAMPLE */
@@ -194,7 +189,7 @@ weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
 
 void weft__leave_found(weft__leave_pool *lp, weft__leave *lv, uint64_t ns) {
     /* What a search for the budget B would have made of this period, against
-     * sleeping at once (rule 7): within B it saves the round trip less the
+     * sleeping at once (rule 6): within B it saves the round trip less the
      * search, beyond it it costs B more. ns == 0: found at once (every steal
      * after a job), a whole round trip saved. */
     int64_t b = (int64_t)budget(lp, lv), saved = ns <= (uint64_t)b ? b - (int64_t)ns : -b;
@@ -214,9 +209,8 @@ unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__lea
     weft__moving_average(&lv->late_ns, clamp_wake(w->now > w->deadline ? w->now - w->deadline : 0));
     if (!pool_due(lp, lv, w->now))
         return 0;
-    /* Rally: as many searchers as the busy periods engage, at most the cap. */
-    unsigned engaged = weft__rhythm_engaged(&lp->rhythm);
-    return engaged < searcher_cap(lp) ? engaged : searcher_cap(lp);
+    /* Rally: as many searchers as the busy periods engage. */
+    return weft__rhythm_engaged(&lp->rhythm);
 }
 
 void weft__leave_backoff(unsigned *rounds) {

@@ -67,13 +67,10 @@ static inline void weft__phase_end_all(weft__phase *p) {
 }
 
 /* Benchmark builds only (bench/CMakeLists.txt builds the library again with
- * these): idle workers never sleep (the "always search" column of the policy
- * table); no searcher cap, and so Rayon's wake rule (sleep.c, new_jobs). */
+ * it): idle workers never sleep (the "always search" column of the policy
+ * table). */
 #ifndef WEFT__LEAVE_ALWAYS_SEARCH
 #define WEFT__LEAVE_ALWAYS_SEARCH 0
-#endif
-#ifndef WEFT__LEAVE_NO_CAP
-#define WEFT__LEAVE_NO_CAP 0
 #endif
 
 /* Test hook, relaxed: when nonzero, every sleep of a worker under the
@@ -127,10 +124,6 @@ typedef struct weft__leave_now {
     uint64_t now;
     uint64_t search_ns;       /* this search began: the last work, or the last wake-up */
     const weft__phase *phase; /* the pool's phases */
-    /* Workers searching now, this one included: asked only when rule 6 is
-     * reached, since it reads a line every idle worker writes. */
-    unsigned (*searchers)(void *ctx);
-    void *ctx;
 } weft__leave_now;
 
 /* How a sleep ended (weft__leave_woke). */

@@ -65,8 +65,8 @@ WEFT__HIDDEN void weft__os_set_thread_name(const char *name);
 WEFT__HIDDEN bool weft__os_names_threads(void);
 
 /* CPU time the calling thread has used, in ns; 0 where the OS keeps no
- * per-thread CPU clock. A system call on Linux (1.3 us on the 2-vCPU VM of
- * bench/), so callers sample it. */
+ * per-thread CPU clock. A system call on Linux, not a vDSO read, so callers
+ * sample it. */
 static inline uint64_t weft__os_thread_cpu_ns(void) {
 #ifdef CLOCK_THREAD_CPUTIME_ID
     struct timespec t;

@@ -56,6 +56,13 @@
 #define ONE_INACTIVE ((uint64_t)1 << 16)
 #define ONE_JEC      ((uint64_t)1 << 32)
 
+/* Benchmark builds only (bench/CMakeLists.txt builds the library again with
+ * it): a push onto a non-empty queue always wakes a sleeper (Rayon's rule,
+ * new_jobs), to measure Go's rule against it. */
+#ifndef WEFT__SLEEP_RAYON_WAKE
+#define WEFT__SLEEP_RAYON_WAKE 0
+#endif
+
 int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads, unsigned slots,
                      unsigned cpus, bool wake_all, bool leave_fast) {
     size_t bytes = (size_t)slots * sizeof(weft__sleep_slot);
@@ -200,13 +207,12 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
         return;
     unsigned idle = weft__counters_inactive(c) - sleepers, want;
     /* A non-empty queue shows the idle workers are not keeping up (Rayon's
-     * rule). Under the searcher cap (leave.c) it wakes only when nobody
-     * searches (Go's rule): a searcher will take the job, and a sleeper woken
-     * besides mostly found it gone and slept again, after costing this pusher
-     * a futex call and the machine a time slice (bench/: fib(30) on 8 to 64
-     * workers took 0.6-0.8 times as long without those wake-ups). */
+     * rule, WEFT__SLEEP_RAYON_WAKE). weft wakes only when nobody searches
+     * (Go's rule): a searcher will take the job, and a sleeper woken besides
+     * mostly finds it gone and sleeps again, after costing this pusher a
+     * futex call and the machine a time slice (docs/performance.md). */
     if (!queue_was_empty)
-        want = idle == 0 || WEFT__LEAVE_NO_CAP ? n : 0;
+        want = idle == 0 || WEFT__SLEEP_RAYON_WAKE ? n : 0;
     else
         want = idle < n ? n - idle : 0;
     wake_any(s, want < sleepers ? want : sleepers);
@@ -255,8 +261,8 @@ static void count_searching(weft__sleep *s) {
 }
 
 /* Workers searching now. Seq-cst, like every counter access; a hint. */
-static unsigned searchers(void *ctx) {
-    uint64_t c = atomic_load_explicit(&((weft__sleep *)ctx)->counters, memory_order_seq_cst);
+static unsigned searchers(weft__sleep *s) {
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
     return weft__counters_inactive(c) - weft__counters_sleeping(c);
 }
 
@@ -399,11 +405,7 @@ void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
 static void no_work_found(weft__sleep *s, weft__idle *idle, uint64_t now) {
     /* Before the policy reads the phase: a later begin is caught in fall_asleep. */
     uint32_t begins = weft__phase_begins(s->env->phase);
-    weft__leave_now in = {.now = now,
-                          .search_ns = idle->search_ns,
-                          .phase = s->env->phase,
-                          .searchers = searchers,
-                          .ctx = s};
+    weft__leave_now in = {.now = now, .search_ns = idle->search_ns, .phase = s->env->phase};
     weft__leave *lv = &s->slots[idle->index].leave;
     weft__leave_verdict v = weft__leave_decide(&s->leave, lv, &in, &idle->wake_at, &idle->sampled);
     if (v == WEFT__LEAVE_SEARCH && !idle->spent) { /* spent: sleepy again at once (back_out) */

@@ -27,18 +27,9 @@ static void make(policy *p, unsigned threads, unsigned cpus, bool fast) {
     p->lv.late_ns = 2 * US;
 }
 
-static unsigned fixed_searchers(void *ctx) {
-    return *(unsigned *)ctx;
-}
-
-/* The verdict for a worker that began its search at T0, is one of
- * `searchers` searching, at T0 + us. */
-static weft__leave_verdict decide_at(policy *p, unsigned searchers, double us, uint64_t *wake_at) {
-    weft__leave_now in = {.now = T0 + (uint64_t)(us * US),
-                          .search_ns = T0,
-                          .phase = &p->phase,
-                          .searchers = fixed_searchers,
-                          .ctx = &searchers};
+/* The verdict for a worker that began its search at T0, at T0 + us. */
+static weft__leave_verdict decide_at(policy *p, double us, uint64_t *wake_at) {
+    weft__leave_now in = {.now = T0 + (uint64_t)(us * US), .search_ns = T0, .phase = &p->phase};
     uint64_t at;
     bool sampled;
     weft__leave_verdict v =
@@ -47,8 +38,8 @@ static weft__leave_verdict decide_at(policy *p, unsigned searchers, double us, u
     return v;
 }
 
-static bool searches(policy *p, unsigned searchers, double us) {
-    return decide_at(p, searchers, us, NULL) == WEFT__LEAVE_SEARCH;
+static bool searches(policy *p, double us) {
+    return decide_at(p, us, NULL) == WEFT__LEAVE_SEARCH;
 }
 
 /* A sleep that a waker ended after `latency` ns, and whose CPU was measured. */
@@ -62,39 +53,35 @@ static void sleep_cost(policy *p, uint64_t latency, uint64_t cpu) {
 TEST(phases_and_fast_come_first) {
     policy p;
     make(&p, 8, 2, true); /* WEFT_LEAVE_FAST */
-    CHECK(!searches(&p, 1, 1));
+    CHECK(!searches(&p, 1));
     atomic_store(&p.phase.active, 1);
-    CHECK(searches(&p, 8, 5000));                            /* over the cap too */
-    CHECK(!searches(&p, 1, WEFT__PHASE_RETAIN_NS / US + 1)); /* past its bound */
+    CHECK(searches(&p, 5000));                            /* for its bound */
+    CHECK(!searches(&p, WEFT__PHASE_RETAIN_NS / US + 1)); /* past its bound */
     atomic_store(&p.phase.active, 0);
     atomic_store(&p.phase.fast_once, 1);
     make(&p, 8, 2, false);
     atomic_store(&p.phase.fast_once, 1);
-    CHECK(!searches(&p, 1, 1));
+    CHECK(!searches(&p, 1));
     weft__phase_new_work(&p.phase); /* new work ends the one-time fast leave */
-    CHECK(searches(&p, 1, 1));
+    CHECK(searches(&p, 1));
 }
 
-/* Rows 6-8, the ski rental: search for up to the budget, unless more than
- * half the workers search, or searching lost more than it saved. */
-TEST(search_for_the_budget_under_the_cap) {
+/* Rows 6-7, the ski rental: search for up to the budget, unless searching
+ * lost more than it saved. */
+TEST(search_for_the_budget) {
     policy p;
     make(&p, 8, 2, false);
-    CHECK(searches(&p, 1, 15));  /* unmeasured: the wake-up's latency, 20 us */
-    CHECK(!searches(&p, 1, 25)); /* spent */
-    CHECK(searches(&p, 4, 1));   /* half the workers */
-    CHECK(!searches(&p, 5, 1));  /* one more finds nothing the others would not */
+    CHECK(searches(&p, 15));     /* unmeasured: the wake-up's latency, 20 us */
+    CHECK(!searches(&p, 25));    /* spent */
     for (int i = 0; i < 16; i++) /* idle periods that outlast the budget */
         weft__leave_found(&p.lp, &p.lv, 100 * US);
-    CHECK(!searches(&p, 1, 1));
+    CHECK(!searches(&p, 1));
     for (int i = 0; i < 16; i++) /* and ones that end within it */
         weft__leave_found(&p.lp, &p.lv, 5 * US);
-    CHECK(searches(&p, 1, 1));
-    make(&p, 1, 2, false); /* one worker: the cap is one */
-    CHECK(searches(&p, 1, 1));
+    CHECK(searches(&p, 1));
 }
 
-/* Rule 7 weighs what searching saved, not how often it found work: idle
+/* Rule 6 weighs what searching saved, not how often it found work: idle
  * periods that end late within the budget save little, and a few that outlast
  * it cost more than they saved, although most periods were hits. */
 TEST(late_hits_do_not_pay_for_misses) {
@@ -102,10 +89,10 @@ TEST(late_hits_do_not_pay_for_misses) {
     make(&p, 8, 2, false);       /* budget: the wake-up's 20 us */
     for (int i = 0; i < 64; i++) /* three hits in five, each after 18 us */
         weft__leave_found(&p.lp, &p.lv, i % 5 < 3 ? 18 * US : 100 * US);
-    CHECK(!searches(&p, 1, 1));
+    CHECK(!searches(&p, 1));
     for (int i = 0; i < 64; i++) /* the same, found at once */
         weft__leave_found(&p.lp, &p.lv, i % 5 < 3 ? 0 : 100 * US);
-    CHECK(searches(&p, 1, 1));
+    CHECK(searches(&p, 1));
 }
 
 /* The budget is the CPU a sleep/wake round trip costs, once measured: the
@@ -118,8 +105,8 @@ TEST(budget_is_the_cpu_cost_of_a_sleep) {
         sleep_cost(&p, 20 * US, i % 4 ? 4 * US : 150 * US);
         weft__leave_wake_call(&p.lp, i % 4 ? 4 * US : 150 * US);
     }
-    CHECK(searches(&p, 1, 5));
-    CHECK(!searches(&p, 1, 15)); /* a mean would be about 75 us */
+    CHECK(searches(&p, 5));
+    CHECK(!searches(&p, 15)); /* a mean would be about 75 us */
     /* An outside waiter polls for the sleeper's share alone (latch.c). */
     CHECK(weft__leave_block_cpu_ns() >= 3 * US && weft__leave_block_cpu_ns() <= 5 * US);
 }
@@ -131,12 +118,7 @@ TEST(sleeps_are_sampled) {
     p.lv.gain_ns = -1; /* sleep at once */
     int sampled = 0;
     for (int i = 0; i < 64; i++) {
-        unsigned one = 1;
-        weft__leave_now in = {.now = T0,
-                              .search_ns = T0,
-                              .phase = &p.phase,
-                              .searchers = fixed_searchers,
-                              .ctx = &one};
+        weft__leave_now in = {.now = T0, .search_ns = T0, .phase = &p.phase};
         uint64_t at;
         bool s;
         CHECK(weft__leave_decide(&p.lp, &p.lv, &in, &at, &s) == WEFT__LEAVE_SLEEP);
@@ -159,27 +141,28 @@ static void rhythm(policy *p, uint64_t gap, uint64_t dev, unsigned width) {
 /* Row 4: a regular rhythm of busy periods wider than one worker is followed:
  * a worker sleeps until just before the window (early by a wake-up, so the
  * workers it rallies are running when it opens, and by its lateness),
- * searches through the window over the cap, and forgets it once the pool is
+ * searches through the window, and forgets it once the pool is
  * busy again. */
 TEST(pool_work_due_is_searched_for) {
     policy p;
     make(&p, 2, 2, false);
     p.lv.gain_ns = -1; /* its own history says: sleep at once */
     uint64_t at;
-    CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP && at == 0); /* nothing learnt */
+    CHECK(decide_at(&p, 1, &at) == WEFT__LEAVE_SLEEP && at == 0); /* nothing learnt */
     rhythm(&p, 200 * US, 5 * US, 2);
-    CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP);
+    CHECK(decide_at(&p, 1, &at) == WEFT__LEAVE_SLEEP);
     CHECK_EQ(at, T0 + 200 * US - 5 * US - 20 * US - 2 * US);
-    CHECK(searches(&p, 2, 180));  /* in the window, over the cap */
-    CHECK(!searches(&p, 2, 50));  /* long before it */
-    CHECK(!searches(&p, 2, 400)); /* long after it */
+    CHECK(searches(&p, 180));  /* in the window */
+    CHECK(!searches(&p, 50));  /* long before it */
+    CHECK(!searches(&p, 400)); /* long after it */
     weft__leave_found(&p.lp, &p.lv, 0);
-    CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP && at == 0);
-    CHECK(!searches(&p, 2, 180));
+    p.lv.gain_ns = -1; /* the find taught its gain; still: sleep at once */
+    CHECK(decide_at(&p, 1, &at) == WEFT__LEAVE_SLEEP && at == 0);
+    CHECK(!searches(&p, 180));
 }
 
 /* A sleeper its deadline woke as the pool's work is due rallies as many
- * searchers as the busy periods engage, no more than the cap; one a waker
+ * searchers as the busy periods engage, every worker if they engage all; one a waker
  * woke, or that woke outside the window, rallies nobody. */
 TEST(timed_wake_rallies_searchers) {
     policy p;
@@ -188,7 +171,7 @@ TEST(timed_wake_rallies_searchers) {
     weft__leave_wake w = {.now = T0 + 175 * US, .deadline = T0 + 174 * US};
     CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 3);
     rhythm(&p, 200 * US, 5 * US, 8);
-    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 4); /* the cap: half of 8 */
+    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 8); /* no cap: all eight */
     w.woken_ns = T0 + 170 * US;
     CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 0);
     w = (weft__leave_wake){.now = T0 + 50 * US, .deadline = T0 + 50 * US};
@@ -210,35 +193,36 @@ TEST(irregular_long_or_narrow_rhythms_are_not_followed) {
         p.lv.gain_ns = -1;
         rhythm(&p, cases[i].gap, cases[i].dev, cases[i].width);
         uint64_t at;
-        CHECK(decide_at(&p, 2, 1, &at) == WEFT__LEAVE_SLEEP && at == 0);
-        CHECK(!searches(&p, 2, (double)cases[i].gap / US));
+        CHECK(decide_at(&p, 1, &at) == WEFT__LEAVE_SLEEP && at == 0);
+        CHECK(!searches(&p, (double)cases[i].gap / US));
     }
 }
 
 /* Row 5: busy periods wider than the CPUs make an implicit phase: idle
- * workers search through the quiet period (over the cap, against their hit
- * rate) until its window closes, and through busy periods for a phase's
- * bound; a deviation within one wake-up counts as regular there (back-to-back
- * loop calls), not in a pool no wider than its CPUs. */
+ * workers search through the quiet period (against their gain) until its
+ * window closes, and through busy periods for a phase's bound; a deviation
+ * within one wake-up counts as regular there (back-to-back loop calls), not
+ * in a pool no wider than its CPUs. */
 TEST(oversubscribed_rhythm_is_an_implicit_phase) {
     policy p;
     make(&p, 8, 2, false);
     p.lv.gain_ns = -1;
-    CHECK(!searches(&p, 8, 50)); /* no rhythm yet */
+    CHECK(!searches(&p, 50)); /* no rhythm yet */
     rhythm(&p, 200 * US, 5 * US, 3);
-    CHECK(searches(&p, 8, 50));   /* the quiet period */
-    CHECK(searches(&p, 8, 200));  /* its window */
-    CHECK(!searches(&p, 8, 400)); /* past it: sleep */
+    CHECK(searches(&p, 50));   /* the quiet period */
+    CHECK(searches(&p, 200));  /* its window */
+    CHECK(!searches(&p, 400)); /* past it: sleep */
     weft__leave_found(&p.lp, &p.lv, 0);
-    CHECK(searches(&p, 8, 5000));    /* busy, as a phase */
-    CHECK(!searches(&p, 8, 20000));  /* past a phase's bound */
+    p.lv.gain_ns = -1;
+    CHECK(searches(&p, 5000));       /* busy, as a phase */
+    CHECK(!searches(&p, 20000));     /* past a phase's bound */
     rhythm(&p, 20 * US, 15 * US, 3); /* deviation 15 us, wake-up 20 us */
-    CHECK(searches(&p, 8, 10));
-    CHECK(!searches(&p, 8, 90));
+    CHECK(searches(&p, 10));
+    CHECK(!searches(&p, 90));
     rhythm(&p, 20 * US, 25 * US, 3); /* beyond one wake-up */
-    CHECK(!searches(&p, 8, 10));
+    CHECK(!searches(&p, 10));
     rhythm(&p, 20 * US, 15 * US, 2); /* as wide as the CPUs: the strict rule */
-    CHECK(!searches(&p, 8, 10));
+    CHECK(!searches(&p, 10));
 }
 
 /* The pool learns the width of its busy periods (each worker that finds work

@@ -212,7 +212,7 @@ TEST(woken_but_not_running_is_not_idle) {
 }
 
 /* A searcher that stops searching while a job posted meanwhile saw it still
- * counted as idle, and so woke nobody (the searcher cap): the hook posts that
+ * counted as idle, and so woke nobody (Go's wake rule): the hook posts that
  * job at debug point `at` of the next searcher to reach it. */
 static struct {
     _Atomic int at; /* a weft__debug_point; atomic: every hook call reads it */
@@ -336,8 +336,8 @@ TEST(push_shares_unasked_only_for_an_unsearched_sleeper) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
-/* Under the searcher cap a job pushed on a non-empty deque wakes a sleeper
- * only when nobody searches (sleep.c, new_jobs). A phantom searcher stands in
+/* A job pushed on a non-empty deque wakes a sleeper only when nobody
+ * searches (Go's wake rule: sleep.c, new_jobs). A phantom searcher stands in
  * for a real one. Counted by the workers' wake-ups: a woken worker adds one
  * before it can sleep again, so once all are blocked again the total is
  * exact. (Reading the sleeper count right after the call, as this test once

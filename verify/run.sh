@@ -31,7 +31,7 @@ PAN_DEPTH=200000
 #   assert    SPIN finds an assertion violation
 CHECKS=(
 "sleep|pass|no lost wake-up, invariants hold (C11, 2 workers, 2 jobs, JEC mod 2)|"
-"sleep-nocap|pass|the same without the searcher cap: a job on a non-empty queue always wakes (Rayon's rule)|-DNO_CAP"
+"sleep-rayon-wake|pass|the same with Rayon's wake rule: a job on a non-empty queue always wakes|-DRAYON_WAKE"
 "sleep-3|pass|no lost wake-up, invariants hold (C11, 3 workers, 1 job)|-DW=3 -DNJOBS=1"
 "sleep-jec4|pass|no lost wake-up, invariants hold (C11, 2 workers, 2 jobs, JEC mod 4)|-DJEC_MOD=4"
 "sleep-context|pass|no lost wake-up, invariants hold (C11, 3 workers, no jobs: latches only, a context owner too)|-DCONTEXT -DNJOBS=0 -DW=3"

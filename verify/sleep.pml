@@ -487,7 +487,7 @@ loop:
         }
 #ifndef NO_FOUND_HANDOVER
         /* ... or posted since: a poster that saw us searching woke nobody
-         * (the cap), so the last searcher looks again after a fence
+         * (Go's wake rule), so the last searcher looks again after a fence
          * (weft__idle_left_behind) */
         if
         :: !more && c_sl > 0 && c_in - c_sl == 1 ->
@@ -558,10 +558,10 @@ active proctype Submitter() {
          * buffer too), then the wake rule; n = 1, so min(n, sleepers) and
          * min(n - idle, sleepers) are 1; idle = inactive - sleepers is
          * unsigned in C (huge if inactive < sleepers, which invariant 1
-         * rules out since e0e49d2). Under the searcher cap (the default) a
+         * rules out since e0e49d2). Under Go's rule (the default) a
          * non-empty queue wakes only when nobody searches, so was_empty
-         * does not matter for one job; NO_CAP: Rayon's rule, a non-empty
-         * queue always wakes */
+         * does not matter for one job; RAYON_WAKE: Rayon's rule, a
+         * non-empty queue always wakes */
         atomic {
             if
             :: jec % 2 == 0 ->
@@ -570,7 +570,7 @@ active proctype Submitter() {
             :: else
             fi;
             c_in = inactive; c_sl = sleeping; seen = MASKC;
-#ifdef NO_CAP
+#ifdef RAYON_WAKE
             ok = (c_sl > 0 && (!was_empty || (c_in >= c_sl && c_in - c_sl < 1)));
 #else
             ok = (c_sl > 0 && c_in >= c_sl && c_in - c_sl < 1);
