@@ -29,12 +29,13 @@
  * saved sleeps at once (6): the break-even, not a chosen threshold. No rule
  * caps how many search: each searcher's own search is bounded by B, and a
  * push wakes sleepers only for the jobs its searchers cannot take (sleep.c,
- * new_jobs), so searchers cost no wake-ups. Rules 4-5 precede 6-7 because they are about
- * work that needs every worker at once: between parallel loops the whole
- * pool goes quiet for about the same time, and a worker found searching saves
- * a wake-up on the loop's critical path; where busy periods engage more workers than
- * the machine has CPUs, a sleep saves no CPU at all (each job wakes a sleeper
- * that mostly finds it taken), so the pool behaves as inside a phase (5).
+ * new_jobs), so searchers cost no wake-ups. Rules 4-5 precede 6-7 because
+ * they are about work that needs every worker at once: between parallel
+ * loops the whole pool goes quiet for about the same time, and a worker
+ * found searching saves a wake-up on the loop's critical path; where busy
+ * periods engage more workers than the machine has CPUs, a sleep saves no
+ * CPU at all (each job wakes a sleeper that mostly finds it taken), so the
+ * pool behaves as inside a phase (5).
  * docs/sleep.md describes the rules; docs/performance.md has the ablation
  * that kept them and removed two others.
  */

@@ -162,8 +162,8 @@ TEST(pool_work_due_is_searched_for) {
 }
 
 /* A sleeper its deadline woke as the pool's work is due rallies as many
- * searchers as the busy periods engage, every worker if they engage all; one a waker
- * woke, or that woke outside the window, rallies nobody. */
+ * searchers as the busy periods engage, every worker if they engage all (no
+ * cap); one a waker woke, or that woke outside the window, rallies nobody. */
 TEST(timed_wake_rallies_searchers) {
     policy p;
     make(&p, 8, 2, false);
