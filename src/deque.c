@@ -64,6 +64,10 @@
  * the thief sees it: it knows private jobs remain (`more`) and hands them to
  * a sleeper as any thief that leaves work behind does.
  *
+ * The owner counts the requests it clears (`answers`): a thief whose forced
+ * steal found nothing relies on its request only until some owner answers
+ * one (worker.c, private_check).
+ *
  * verify/deque.pml checks all of this under x86-TSO with SPIN: every job
  * taken once, and no thief asleep while an owner that stopped for good holds
  * a job; without the heavy fence, the owner's CAS for its last private job,
@@ -125,6 +129,7 @@ int weft__deque_init(weft__deque *d, size_t capacity) {
         return ENOMEM;
     atomic_init(&d->ts, 0);
     atomic_init(&d->movesplit, 0);
+    atomic_init(&d->answers, 0);
     atomic_init(&d->buf, b);
     atomic_init(&d->bottom, 0);
     d->split = d->top_seen = d->unannounced = 0;
@@ -195,10 +200,21 @@ static unsigned move_split(weft__deque *d, uint32_t new_split) {
     return n > 0 ? (unsigned)n : 0;
 }
 
-unsigned weft__deque_share(weft__deque *d) {
-    /* Relaxed: a hint; clearing it before sharing means a request that
-     * arrives meanwhile is kept. */
+/* Owner: answer the thieves' request, if one is raised, and count it.
+ * Relaxed movesplit: a hint; cleared before the share or pop that answers
+ * it, so a request that arrives meanwhile is kept. Release answers: a thief
+ * that sees the count move (acquire) and then this deque's bottom sees what
+ * was pushed since. */
+static void answer(weft__deque *d) {
+    if (!atomic_load_explicit(&d->movesplit, memory_order_relaxed))
+        return;
     atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
+    uint32_t n = atomic_load_explicit(&d->answers, memory_order_relaxed); /* only we store it */
+    atomic_store_explicit(&d->answers, n + 1, memory_order_release);
+}
+
+unsigned weft__deque_share(weft__deque *d) {
+    answer(d);
     weft__debug_yield();
     /* Relaxed: a hint; move_split's CAS decides. */
     uint64_t ts = atomic_load_explicit(&d->ts, memory_order_relaxed);
@@ -259,9 +275,9 @@ weft__job *weft__deque_pop_cold(weft__deque *d, uint32_t b, uint64_t ts) {
         atomic_store_explicit(&d->bottom, b + 1, memory_order_relaxed);
         return reclaim(d);
     }
-    /* Relaxed: a hint; clearing it answers the request, with the jobs
-     * shared below or with nothing if this is the last private one. */
-    atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
+    /* Answer the request, with the jobs shared below or with nothing if
+     * this is the last private one. */
+    answer(d);
     weft__debug_yield();
     if (above > 0) {
         /* A thief asked for work: share all below the job we take now, and

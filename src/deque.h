@@ -26,6 +26,7 @@ typedef struct weft__deque {
     /* Shared: thieves CAS ts and set movesplit; the owner moves split. */
     alignas(WEFT__CACHELINE) _Atomic uint64_t ts; /* A: split (high 32) | top (low 32) */
     _Atomic uint32_t movesplit;                   /* A: a thief found nothing public */
+    _Atomic uint32_t answers;                     /* A: requests the owner cleared (wraps) */
     _Atomic(weft__deque_buf *) buf;               /* A: owner stores, thieves load */
     /* The owner's line: thieves read bottom only to take a private job. */
     alignas(WEFT__CACHELINE) _Atomic uint32_t bottom; /* A: next index to push; owner stores */
@@ -55,6 +56,14 @@ WEFT__HIDDEN weft__steal_result weft__deque_steal(weft__deque *d, weft__job **jo
  * remain (the caller hands them over to a sleeper). */
 WEFT__HIDDEN WEFT__COLD weft__steal_result weft__deque_steal_private(weft__deque *d,
                                                                      weft__job **job, bool *more);
+
+/* Any thread: how many raised requests the owner has cleared so far (it
+ * wraps; only changes matter). A thief whose forced steal found nothing
+ * relies on its request until the owner clears it (worker.c). Acquire:
+ * pairs with the clearing's release, after the caller's fence. */
+static inline uint32_t weft__deque_answers(weft__deque *d) {
+    return atomic_load_explicit(&d->answers, memory_order_acquire);
+}
 
 /* Owner only: make every private job public (stealable); returns how many. */
 WEFT__HIDDEN WEFT__COLD unsigned weft__deque_share(weft__deque *d);

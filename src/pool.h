@@ -42,9 +42,10 @@ typedef struct weft__worker {
     weft__heap_job *free_jobs; /* O: recycled heap jobs */
     uint64_t broadcast_seen;   /* O: last broadcast run (broadcast.c) */
     unsigned free_count;       /* O */
-    bool force_steal;   /* O: the final check saw private jobs: the next sweep may take one */
-    bool forced_raced;  /* O: the last forced sweep lost a race: it is not spent */
-    uint64_t forced_in; /* O: 1 + the sleeps count when a forced sweep was spent (0: none) */
+    bool force_steal;        /* O: the final check saw private jobs: the next sweep may take one */
+    bool forced_raced;       /* O: the last forced sweep lost a race: it is not spent */
+    uint64_t forced_in;      /* O: 1 + the sleeps count when a forced sweep was spent (0: none) */
+    uint32_t forced_answers; /* O: the pool's answer count before that sweep (worker.c) */
     /* The thread and how it is claimed and stopped. */
     _Atomic bool taken; /* A: contexts only: a thread holds it */
     pthread_t thread;

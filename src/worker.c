@@ -125,6 +125,16 @@ static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
     return NULL;
 }
 
+/* How many requests the owners of the pool's deques have answered so far
+ * (a sum that wraps: only its changes matter). */
+static uint32_t answers_now(weft_pool *pool) {
+    uint32_t sum = 0;
+    for (unsigned v = 0; v < pool->threads + pool->contexts; v++)
+        for (int p = 0; p < WEFT__PRIORITIES; p++)
+            sum += weft__deque_answers(&pool->workers[v].deques[p]);
+    return sum;
+}
+
 void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     weft__sleep *s = &w->pool->sleep;
     weft__idle idle;
@@ -135,11 +145,16 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
         bool more;
         weft_priority prio;
         bool forced = w->force_steal;
+        /* Before the sweep's barriers: an answer after this ends the spent
+         * sweep (private_check). */
+        uint32_t answers = forced ? answers_now(w->pool) : 0;
         weft__job *job = find_work(w, &more, &prio);
         if (forced) { /* one sweep per final check that asked for it */
             w->force_steal = false;
-            if (!job && !w->forced_raced)
+            if (!job && !w->forced_raced) {
                 w->forced_in = 1 + weft__stat_get(&w->stats.sleeps);
+                w->forced_answers = answers;
+            }
             w->forced_raced = false;
         }
         if (job) {
@@ -213,8 +228,12 @@ static bool private_check(void *ctx, unsigned index) {
      * sweep that lost a race (the owner answered, or ts moved under its CAS)
      * is not spent: the owner may have pushed again since, keeping its jobs
      * private beside us as a searcher (weft__sleep_wants_work), so we look
-     * again. A sleep since (a wake-up, maybe that hand-over) allows another. */
-    if (w->forced_in == 1 + weft__stat_get(&w->stats.sleeps))
+     * again. Nor is one whose request an owner has answered since: what it
+     * shared may have gone to another thief, and a job pushed after the
+     * answer, which saw no request, stays private (verify/deque.pml with 3
+     * jobs). A sleep since (a wake-up, maybe that hand-over) allows another. */
+    if (w->forced_in == 1 + weft__stat_get(&w->stats.sleeps) &&
+        answers_now(pool) == w->forced_answers)
         return false;
     w->force_steal = other_deques_show(pool, index, true);
     return w->force_steal;

@@ -40,11 +40,21 @@ bit sbb = 0;             /* the owner's store buffer holds a store of bottom */
 byte sbv = 0;            /* ...of this value */
 byte slot[NJOBS + 1];    /* job ids; written before bottom passes them */
 bit movesplit = 0;
+bit answered[NT + 1];    /* the owner cleared a raised request since the
+                            thief's last private check (deque.c's answer
+                            count: it ends a spent forced sweep) */
 byte sleepers = 0;       /* thieves counted asleep (the sleep counters) */
 byte searching = NT;     /* thieves inactive and not asleep (same word) */
 bit wake = 0;            /* a share posted jobs while someone slept */
 byte taken[NJOBS];       /* how often each job was taken */
 byte ntaken = 0;
+
+/* The owner clears a request: a raised one counts as an answer. */
+#ifndef NO_ANSWER_COUNT
+#define ANSWER if :: movesplit -> answered[1] = 1; answered[NT] = 1 :: else fi; movesplit = 0
+#else
+#define ANSWER movesplit = 0
+#endif
 
 /* the owner's buffered store of bottom, and its drain */
 inline store_bottom(v) {
@@ -66,7 +76,7 @@ inline take(j) {
 inline share(upto) {
     drain();
     atomic {
-        movesplit = 0;
+        ANSWER;
         if
         :: upto > split -> split = upto; if :: sleepers > 0 && searching == 0 -> wake = 1 :: else fi
         :: else
@@ -162,7 +172,7 @@ proctype Owner() {
         if
         :: b > s && !movesplit -> atomic { take(slot[b]) }
         :: b > s && movesplit -> share(b); atomic { take(slot[b]) }
-        :: b == s && t < s -> movesplit = 0; ls = s; atomic { take(slot[b]) }
+        :: b == s && t < s -> atomic { ANSWER }; ls = s; atomic { take(slot[b]) }
         :: b == s && t == s ->
 #ifdef NO_OWNER_CAS
             atomic { take(slot[b]) };
@@ -170,7 +180,7 @@ proctype Owner() {
             drain();           /* the CAS is locked */
             atomic {
                 if
-                :: top == s && split == s -> top = s + 1; split = s + 1; movesplit = 0; take(slot[b])
+                :: top == s && split == s -> top = s + 1; split = s + 1; ANSWER; take(slot[b])
                 :: else        /* a thief took it */
                 fi
             };
@@ -223,7 +233,7 @@ inline found(more) {
  * request, raised before the barrier, makes the owner's next push or pop
  * share and wake it, and an owner that never runs again has lost those jobs
  * to the forced steal of this or another thief. */
-proctype Thief() {
+proctype Thief(byte me) {
     byte t, s, j, bb;
     bit more, force = 0, tried = 0, last, got;
     do
@@ -278,8 +288,9 @@ proctype Thief() {
             :: top < split ->  /* the final check (a post): search again */
                 atomic { sleepers--; searching++ }
 #ifndef NO_PRIVATE_CHECK
-            :: top == split && bottom > split && !tried -> /* the private check */
-                atomic { sleepers--; searching++ };
+            :: top == split && bottom > split && (!tried || answered[me]) ->
+                /* the private check: a spent sweep counts until the owner answers */
+                atomic { sleepers--; searching++; answered[me] = 0 };
                 force = 1;
                 tried = 1
 #endif
@@ -294,9 +305,9 @@ proctype Thief() {
 init {
     atomic {
         run Owner();
-        run Thief();
+        run Thief(1);
 #if NT >= 2
-        run Thief();
+        run Thief(2);
 #endif
     }
 }

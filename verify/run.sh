@@ -7,7 +7,7 @@
 #
 #   verify/run.sh              run every check; exit 0 only if every correct
 #                              model passes and every broken variant is rejected
-#   verify/run.sh --all        also the bigger configurations
+#   verify/run.sh --all        also the bigger configurations (minutes, GBs)
 #   verify/run.sh NAME...      run only the named checks
 #   verify/run.sh --list       list the checks
 #   verify/run.sh --trail NAME print the counterexample of a rejected check,
@@ -23,7 +23,8 @@ CC=${CC:-gcc}
 PAN_CFLAGS=(-O1 -w -DSAFETY -DCOLLAPSE -DMEMLIM=2048)
 PAN_DEPTH=200000
 
-# name | expected | what it shows | spin -D flags [| model: sleep (default), wake_all or deque]
+# name | expected | what it shows | spin -D flags [| model: sleep (default), wake_all, deque or frames
+#   [| memory limit in MB, default 2048]]
 #   pass      exhaustive search, no assertion violation, no invalid end state
 #   lost      SPIN finds an invalid end state (a thread blocked for ever while a
 #             job is queued or a latch is set); assertions are ignored (-A) so
@@ -70,15 +71,27 @@ CHECKS=(
 "deque-broken-no-episode-fence|lost|the deque without the episode fence: a sleeper beside a stranded job|-DNJOBS=2 -DNO_EPISODE_FENCE|deque"
 "deque-broken-no-private-check|lost|the deque, sleepers ignore private jobs: a sleeper beside a stranded job|-DNJOBS=2 -DNO_PRIVATE_CHECK|deque"
 "deque-broken-no-private-handover|lost|the deque, the last searcher hands over for public jobs only: a sleeper beside a job kept private for that searcher|-DNJOBS=2 -DNO_PRIVATE_HANDOVER|deque"
-"deque-broken-spent-on-answer|lost|the deque, a forced sweep that lost to the owner's answer or a moved ts counts as spent: a sleeper beside a job pushed after that answer|-DNJOBS=2 -DSPENT_ON_ANSWER|deque"
+"deque-broken-spent-on-answer|lost|the deque, a forced sweep that lost to the owner's answer or a moved ts counts as spent, and answers are not counted: a sleeper beside a job pushed after that answer|-DNJOBS=2 -DSPENT_ON_ANSWER -DNO_ANSWER_COUNT|deque"
+"frames|pass|join frames (issue 20's design, not in src/ yet): every B run once, no sleeper beside a stranded frame, no owner waiting for ever (x86-TSO, owner and 2 thieves, 2 forks)|-DNJOBS=2|frames"
+"frames-broken-no-heavy|assert|join frames, forced steal without the heavy barrier: a B run twice|-DNJOBS=2 -DNO_HEAVY|frames"
+"frames-broken-pop-ignores-bits|assert|join frames, the pop's fast path ignores lock and req: a B run twice|-DNJOBS=2 -DNO_POP_BITS|frames"
+"frames-broken-no-episode-fence|lost|join frames without the episode fence: a sleeper beside a stranded frame|-DNJOBS=2 -DNO_EPISODE_FENCE|frames"
+"frames-broken-no-private-check|lost|join frames, sleepers ignore private frames: a sleeper beside a stranded frame|-DNJOBS=2 -DNO_PRIVATE_CHECK|frames"
+"frames-broken-no-private-handover|lost|join frames, the last searcher hands over for published frames only|-DNJOBS=2 -DNO_PRIVATE_HANDOVER|frames"
+"frames-broken-fork-ignores-bits|lost|join frames, a fork past the first private one ignores lock and req: a sleeper beside a stranded frame (3 forks)|-DNJOBS=3 -DNO_FORK_BITS|frames"
+"frames-broken-spent-on-late-answer|lost|join frames, a spent look outlives the owner's answer: a sleeper beside a frame forked after it (3 forks)|-DNJOBS=3 -DSPENT_ON_ANSWER|frames"
 )
 
-# Bigger configurations, run with --all (about 70 s more here).
+# Bigger configurations, run with --all (several minutes more here, and up
+# to the memory limit given last).
 EXTRA=(
 "owner-leaves-3|pass|the same with 3 workers, 1 job (C11)|-DW=3 -DNJOBS=1 -DOWNER_LEAVES"
 "sleep-timed-3|pass|the same with 3 workers, 1 job (C11)|-DTIMED -DW=3 -DNJOBS=1"
 "sleep-context-1|pass|no lost wake-up, invariants hold (C11, 2 workers, 1 job, a context owner)|-DCONTEXT -DNJOBS=1"
 "wake-all-3|pass|wake-all: no lost wake-up (C11, 3 workers, 1 job)|-DW=3 -DNJOBS=1|wake_all"
+"deque-3|pass|the deque with 3 jobs: every job taken once, no sleeper beside a stranded job (x86-TSO)|-DNJOBS=3|deque|16000"
+"deque-broken-spent-on-late-answer|lost|the deque with 3 jobs, a spent forced sweep outlives the owner's answer (weft before the answer count): a sleeper beside a job pushed after it|-DNJOBS=3 -DNO_ANSWER_COUNT|deque|8000"
+"frames-3|pass|join frames with 3 forks|-DNJOBS=3|frames|8000"
 )
 
 field() { # field N LINE
@@ -113,7 +126,7 @@ need_tools() {
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft-verify.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# the model a check runs: sleep (default), wake_all or deque
+# the model a check runs: sleep (default), wake_all, deque or frames
 model_of() { # model_of LINE
     local m
     m=$(field 4 "$1")
@@ -150,7 +163,9 @@ run_check() {
     flags=$(field 3 "$line")
     model=$(model_of "$line")
     dir=$tmp/$name
-    if ! build "$name" "$flags" "$model"; then
+    local mem
+    mem=$(field 5 "$line")
+    if ! build "$name" "$flags" "$model" ${mem:+"-DMEMLIM=$mem"}; then
         failed=$((failed + 1))
         return
     fi

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: MIT */
+/* Join frames (issue 20's design; not yet in src/): weft_join's B waits in
+ * the joining function's own frame, linked from the worker's `top`, instead
+ * of in a deque slot addressed by an index kept in memory. The owner's fork
+ * stores B and the link and reads one word of the worker, `claim`; its pop
+ * restores top and reads claim again, behind a compiler barrier only. claim
+ * holds three things, changed together by CAS (or a fetch-or of req):
+ *
+ *   bnd   frames [0, bnd) are not private: published (pushed on the split
+ *         deque, where thieves steal them as any job) or taken by force.
+ *         Always the oldest: whoever makes a frame non-private makes every
+ *         older one so first.
+ *   req   a thief found nothing public and asks the owner to publish.
+ *   lock  a starving thief is looking at the owner's private frames.
+ *
+ * Fork: frame fields, then top (release); then claim. The first private
+ * frame (its depth == bnd) or a raised bit takes the cold path: wait while
+ * a thief looks, a seq-cst fence (the episode's, as the deque's first
+ * private push), then publish the private frames if a thief asked or a
+ * worker sleeps and none searches.
+ * Pop: top lowered, light fence, claim read. Private (depth >= bnd) and no
+ * bit raised: B runs inline. Otherwise the cold path (a CAS, so locked):
+ * wait while a thief looks, lower bnd to this frame if it was not private,
+ * publish the frames older than it if asked; then run B if it is still
+ * ours (private, or published and taken back), else wait for its latch.
+ * A forced steal: set lock and req by CAS (one thief at a time), heavy
+ * fence (membarrier: the owner's buffered stores drain, and its later loads
+ * of claim see lock), read top, walk the links to the oldest private frame
+ * (depth bnd), and take it by setting bnd past it and clearing lock. The
+ * owner's pops before the fence are in the top it read; a pop after it sees
+ * lock and waits in its cold path until the look is over; so every frame
+ * the walk reads is live, and the one taken stays live until its latch.
+ * The owner waits only for a walk down its own chain, never for a thief's
+ * job.
+ *
+ * A look that finds nothing private is spent (the thief sleeps even if
+ * private frames come into view, relying on its request) only until the
+ * owner answers a request: a publish may go to another thief, and a frame
+ * forked after it saw no request (`answered`; deque.pml's answer count).
+ *
+ * x86-TSO: the owner's store of top waits in its store buffer and its loads
+ * may pass it; a CAS or fence drains it first; the heavy fence drains it at
+ * the moment it runs. A frame's fields are written before top in program
+ * order, and a thief reads them only after a drain (the heavy fence, or the
+ * publishing CAS), so they are modelled as stored at once. Depths are
+ * reused as the stack is: a frame popped and a new one forked at the same
+ * depth holds another job.
+ *
+ * One owner, NT thieves, NJOBS forks. The owner forks and pops in any order,
+ * and after its last fork stops for good (a long A). Thieves run worker.c's
+ * search as verify/deque.pml models it: steal a published frame, or ask;
+ * before sleeping count, fence and look (published frames: search again;
+ * private frames: take one by force in the next sweep, unless a spent look
+ * still stands); the last searcher leaving while someone sleeps hands over
+ * if it sees work. Checks:
+ *   - every B runs exactly once (assert);
+ *   - no thief sleeps for ever while a frame is left that no running thread
+ *     will take, and the owner never waits for ever (invalid end states).
+ */
+
+#ifndef NJOBS
+#define NJOBS 3
+#endif
+#define D NJOBS /* depth never exceeds the forks */
+#ifndef NT
+#define NT 2
+#endif
+
+byte top = 0;         /* memory's value: frames [0, top) are linked */
+bit sbt = 0;          /* the owner's store buffer holds a store of top */
+byte sbv = 0;         /* ...of this value */
+byte fid[D];          /* the frame at each depth: its B (a job id) */
+bit fdone[D];         /* its latch, set by a thief that ran B */
+bit inpub[D];         /* published and not yet taken (the split deque) */
+byte npub = 0;        /* how many */
+byte bnd = 0;         /* claim: frames [0, bnd) are not private */
+bit req = 0;          /* claim: a thief asked */
+byte lock = 0;        /* claim: the thief (1..NT) looking, 0 none */
+byte sleepers = 0;    /* thieves counted asleep */
+byte searching = NT;  /* thieves inactive and not asleep */
+bit wake = 0;         /* a publish posted jobs while someone slept */
+bit answered[NT + 1]; /* a publish since the thief's last private check (an
+                         answer counter in the code: it ends a spent look) */
+byte taken[NJOBS];
+byte ntaken = 0;
+
+inline store_top(v) {
+    atomic { if :: sbt -> top = sbv :: else fi; sbt = 1; sbv = v }
+}
+inline drain() {
+    atomic { if :: sbt -> top = sbv; sbt = 0 :: else fi }
+}
+inline take(j) {
+    assert(taken[j] == 0); taken[j]++; ntaken++
+}
+
+#define PUBLIC (npub > 0)
+#define WANTED ((sleepers > 0 && searching == 0) || req)
+
+/* Inside an atomic, after a drain: frames [bnd, limit) become public (the
+ * deque's share, a seq-cst CAS), the request and any look are answered,
+ * and the post wakes a sleeper if nobody searches. */
+inline publish(limit) {
+    lo = bnd;
+    do
+    :: lo < limit -> inpub[lo] = 1; npub++; lo++
+    :: else -> break
+    od;
+    if
+    :: limit > bnd ->
+        bnd = limit;
+        if :: sleepers > 0 && searching == 0 -> wake = 1 :: else fi
+    :: else
+    fi;
+    req = 0;
+    answered[1] = 1;
+    answered[NT] = 1
+}
+
+proctype Owner() {
+    byte depth = 0, k = 0, d, lo, cb;
+    bit cl, cr, nonpriv, got;
+    do
+    :: k < NJOBS ->            /* fork: the frame, then top, then claim */
+        d_step { cb = 0; cl = 0; cr = 0; lo = 0; nonpriv = 0; got = 0; d = 0 } /* dead: fewer states */
+        fid[depth] = k;
+        fdone[depth] = 0;
+        k++;
+        store_top(depth + 1);
+        depth++;
+        atomic { cb = bnd; cl = lock != 0; cr = req };   /* may pass the store */
+        if
+#ifndef NO_FORK_BITS
+        :: depth - 1 == cb || cl || cr ->
+#else
+        :: depth - 1 == cb ->
+#endif
+#ifndef NO_EPISODE_FENCE
+            drain();           /* the episode's fence */
+#endif
+            atomic {
+                lock == 0;     /* a thief is looking: wait until it is done */
+                if
+                :: WANTED -> publish(depth)
+                :: else
+                fi
+            }
+        :: else
+        fi
+    :: depth > 0 ->            /* pop */
+        d_step { cb = 0; cl = 0; cr = 0; lo = 0; nonpriv = 0; got = 0 }
+        depth--;
+        d = depth;
+        store_top(d);
+        atomic { cb = bnd; cl = lock != 0; cr = req };   /* after the light fence */
+        if
+#ifndef NO_POP_BITS
+        :: !cl && !cr && d >= cb -> atomic { take(fid[d]) }
+#else
+        :: d >= cb -> atomic { take(fid[d]) }
+#endif
+        :: else ->
+            drain();           /* the cold path's CAS is locked */
+            atomic {
+                lock == 0;     /* a thief is looking: wait until it is done */
+                nonpriv = d < bnd;
+                if :: nonpriv -> bnd = d :: else fi;
+                if :: req -> publish(d) :: else fi
+            };
+            if
+            :: nonpriv ->
+                atomic { if :: inpub[d] -> inpub[d] = 0; npub--; take(fid[d]); got = 1 :: else -> got = 0 fi };
+                if
+                :: !got -> fdone[d] == 1   /* wait for the thief */
+                :: else
+                fi
+            :: else -> atomic { take(fid[d]) }
+            fi
+        fi
+    :: k == NJOBS -> break     /* its A runs for ever */
+    od
+}
+
+/* After taking a job, as in verify/deque.pml: the last searcher leaving
+ * while one sleeps wakes it if it saw more work, published or private. */
+#ifndef NO_PRIVATE_HANDOVER
+#define LEFT_PRIVATE (top > bnd)
+#else
+#define LEFT_PRIVATE 0
+#endif
+inline found(more) {
+    atomic { searching--; last = searching == 0 && sleepers > 0 };
+    if
+    :: last ->
+        atomic {
+            if
+            :: more || PUBLIC || LEFT_PRIVATE -> wake = 1
+            :: else
+            fi
+        }
+    :: else
+    fi;
+    if
+    :: atomic { searching++ }
+    :: break
+    fi
+}
+
+proctype Thief(byte me) {
+    byte t, bd, j, dd;
+    bit more, force = 0, tried = 0, last, got;
+    do
+    :: ntaken == NJOBS -> break
+    :: else ->
+        d_step { t = 0; bd = 0; j = 0; dd = 0; more = 0; got = 0; last = 0 } /* dead: fewer states */
+        if
+        :: PUBLIC ->           /* a steal from the deque: the oldest */
+            atomic {
+                dd = 0;
+                do
+                :: dd < D && !inpub[dd] -> dd++
+                :: else -> break
+                od;
+                if
+                :: dd < D -> inpub[dd] = 0; npub--; got = 1
+                :: else -> got = 0
+                fi
+            };
+            if
+            :: got ->
+                j = fid[dd];
+                take(j);
+                fdone[dd] = 1;
+                tried = 0;
+                more = PUBLIC;
+                found(more)
+            :: else
+            fi
+        :: !PUBLIC && force -> /* private frames left unanswered: force */
+            force = 0;
+            /* lock and req by one CAS: a look that finds nothing is spent, and the
+             * request makes every later fork or pop publish (deque.pml's argument) */
+            atomic { if :: lock == 0 -> lock = me; req = 1; got = 1 :: else -> got = 0 fi };
+            if
+            :: got ->
+#ifndef NO_HEAVY
+                drain();       /* weft__fence_heavy: lands between two owner steps */
+#endif
+                atomic { t = top; bd = bnd };
+                if
+                :: t > bd ->   /* the oldest private frame is ours: one CAS of claim */
+                    atomic { assert(lock == me && bnd == bd); bnd = bd + 1; lock = 0 };
+                    j = fid[bd];   /* live until its latch */
+                    take(j);
+                    fdone[bd] = 1;
+                    tried = 0;
+                    more = t > bd + 1;
+                    found(more)
+                :: else ->     /* nothing private: the look is spent */
+                    atomic { lock = 0 }
+                fi
+            :: else -> tried = 0       /* another thief is looking */
+            fi
+        :: !PUBLIC && !force ->
+            req = 1;           /* ask */
+            atomic { sleepers++; searching-- };   /* the counting CAS, then the SleepFence */
+            if
+            :: PUBLIC ->       /* the final check */
+                atomic { sleepers--; searching++ }
+#ifndef NO_PRIVATE_CHECK
+#ifndef SPENT_ON_ANSWER
+            :: !PUBLIC && top > bnd && (!tried || answered[me]) -> /* the private check */
+#else
+            :: !PUBLIC && top > bnd && !tried -> /* the private check */
+#endif
+                atomic { sleepers--; searching++; answered[me] = 0 };
+                force = 1;
+                tried = 1
+#endif
+            :: else ->
+                atomic { wake == 1 || ntaken == NJOBS -> wake = 0; sleepers--; searching++ };
+                tried = 0
+            fi
+        fi
+    od
+}
+
+init {
+    atomic {
+        run Owner();
+        run Thief(1);
+#if NT >= 2
+        run Thief(2);
+#endif
+    }
+}
