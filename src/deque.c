@@ -202,9 +202,14 @@ static unsigned move_split(weft__deque *d, uint32_t new_split) {
 
 /* Owner: answer the thieves' request, if one is raised, and count it.
  * Relaxed movesplit: a hint; cleared before the share or pop that answers
- * it, so a request that arrives meanwhile is kept. Release answers: a thief
- * that sees the count move (acquire) and then this deque's bottom sees what
- * was pushed since. */
+ * it, so a request that arrives meanwhile is kept. The count is stored
+ * before that share or pop, so it orders nothing the answer does; what
+ * makes a reader see it is the fence pair a spent sweep relies on anyway:
+ * the reader's SleepFence before its read (worker.c, private_check) against
+ * the owner's episode fence before it keeps a later job private
+ * (verify/deque.pml, which reads the count with the deque in one step).
+ * Release: costs nothing on the owner's cold path and keeps the reader's
+ * acquire honest on weaker machines than the model's TSO. */
 static void answer(weft__deque *d) {
     if (!atomic_load_explicit(&d->movesplit, memory_order_relaxed))
         return;

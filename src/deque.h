@@ -59,8 +59,9 @@ WEFT__HIDDEN WEFT__COLD weft__steal_result weft__deque_steal_private(weft__deque
 
 /* Any thread: how many raised requests the owner has cleared so far (it
  * wraps; only changes matter). A thief whose forced steal found nothing
- * relies on its request until the owner clears it (worker.c). Acquire:
- * pairs with the clearing's release, after the caller's fence. */
+ * relies on its request until the owner clears it (worker.c). Read after
+ * the caller's SleepFence (deque.c, answer, says which fences order it);
+ * acquire pairs with the count's release store. */
 static inline uint32_t weft__deque_answers(weft__deque *d) {
     return atomic_load_explicit(&d->answers, memory_order_acquire);
 }
