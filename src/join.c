@@ -1,29 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* weft_join: fork-join without allocation.
  *
- * Job B lives in this frame. It is pushed on the worker's deque, A runs
- * inline, then B is popped back and run inline if nobody stole it. If it was
- * stolen, the worker runs other jobs until the thief sets B's latch, which
- * wakes this worker only if it fell asleep waiting for exactly this latch.
- * The frame outlives B because we do not return before the latch is set.
+ * Job B lives in this frame, linked from the worker (frame.c). A runs
+ * inline, then B runs inline if it is still private. If it was published or
+ * taken, the worker takes it back from its deque or runs other jobs until
+ * whoever ran B sets its latch, which wakes this worker only if it fell
+ * asleep waiting for exactly this latch. The frame outlives B because we do
+ * not return before the latch is set.
  */
 #include <assert.h>
 
+#include "frame.h"
 #include "pool.h"
-
-/* After A: take B back, or wait for whoever stole it. */
-static void join_finish(weft__worker *w, weft__stack_job *b) {
-    weft__job *job;
-    while ((job = weft__worker_pop(w)) != NULL) {
-        weft__stat_add(&w->stats.jobs, 1);
-        if (job == &b->job) {
-            b->fn(b->arg);
-            return;
-        }
-        weft__job_execute(job); /* left behind by A (weft_spawn) */
-    }
-    weft__worker_wait_until(w, &b->done);
-}
 
 typedef struct join_args {
     weft_fn *a, *b;
@@ -56,14 +44,32 @@ void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg) {
         weft_run(NULL, join_inside, &j);
         return;
     }
-    weft__stack_job jb;
-    weft__stack_job_init(&jb, b, b_arg, w->group);
-    weft__latch_init_owned(&jb.done, w->pool, w->index);
-    if (WEFT__UNLIKELY(weft__worker_push(w, &jb.job) != 0)) {
-        a(a_arg); /* the deque could not grow: run both here */
-        b(b_arg);
+    /* B in this frame (frame.c): its fields, then the link, then claim. */
+    weft__frame fr;
+    fr.b.fn = b;
+    fr.b.arg = b_arg;
+    fr.b.job.group = w->group;
+    atomic_init(&fr.b.done.state, WEFT__LATCH_UNSET);
+    weft__frame *prev = atomic_load_explicit(&w->frames, memory_order_relaxed); /* ours */
+    fr.prev = (uintptr_t)prev | (uintptr_t)w->prio;
+    /* Release: a thief that reads frames (acquire) sees fr's fields. */
+    atomic_store_explicit(&w->frames, &fr, memory_order_release);
+    weft__debug_yield();
+    /* Relaxed: fr's first private frame takes the fenced cold path. */
+    uintptr_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    if (WEFT__UNLIKELY(weft__claim_frame(c) == prev || (c & WEFT__CLAIM_BITS)))
+        weft__frame_fork_cold(w, &fr);
+    a(a_arg);
+    /* Release: a thief reading frames sees the fields of what it links. */
+    atomic_store_explicit(&w->frames, prev, memory_order_release);
+    weft__fence_light(); /* our store of frames, then claim: against a thief's heavy fence */
+    weft__debug_yield();
+    /* Relaxed: ordered by the fence pair (frame.c). */
+    c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    if (WEFT__LIKELY(!(c & WEFT__CLAIM_BITS) && weft__claim_frame(c) != &fr)) {
+        weft__stat_add(&w->stats.jobs, 1);
+        b(b_arg); /* still private: nobody else can have it */
         return;
     }
-    a(a_arg);
-    join_finish(w, &jb);
+    weft__frame_pop_cold(w, &fr);
 }

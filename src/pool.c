@@ -141,6 +141,9 @@ static int init_workers(weft_pool *pool) {
         w->index = i;
         w->is_context = i >= pool->threads;
         atomic_init(&w->taken, false);
+        atomic_init(&w->frames, NULL);
+        atomic_init(&w->claim, 0);
+        atomic_init(&w->frame_answers, 0);
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1);
         weft__latch_init_owned(&w->terminate, pool, i);
     }

@@ -26,6 +26,8 @@
  * [WEFT_PRIORITY_HIGH]. */
 #define WEFT__PRIORITIES 2
 
+struct weft__frame; /* a join frame (frame.h) */
+
 typedef struct weft__worker {
     weft__deque deques[WEFT__PRIORITIES]; /* each on its own cache lines */
     /* What every fork reads (pool, index, prio, group) shares the first 64
@@ -35,17 +37,21 @@ typedef struct weft__worker {
     unsigned index;                           /* I: slot; contexts follow the workers */
     bool is_context;                          /* I: a context (context.c), not a worker thread */
     /* Owner only. */
-    weft_priority prio;        /* O: priority of the job running now,
-                                  inherited by the jobs it forks */
-    weft__group *group;        /* O: group of the job running now (group.h), NULL: none */
-    uint64_t rng;              /* O: victim selection */
-    weft__heap_job *free_jobs; /* O: recycled heap jobs */
-    uint64_t broadcast_seen;   /* O: last broadcast run (broadcast.c) */
-    unsigned free_count;       /* O */
+    weft_priority prio; /* O: priority of the job running now,
+                           inherited by the jobs it forks */
+    weft__group *group; /* O: group of the job running now (group.h), NULL: none */
+    _Atomic(struct weft__frame *) frames; /* O writes: the newest join frame (frame.h) */
+    uint64_t rng;                         /* O: victim selection */
+    weft__heap_job *free_jobs;            /* O: recycled heap jobs */
+    uint64_t broadcast_seen;              /* O: last broadcast run (broadcast.c) */
+    unsigned free_count;                  /* O */
     bool force_steal;        /* O: the final check saw private jobs: the next sweep may take one */
     bool forced_raced;       /* O: the last forced sweep lost a race: it is not spent */
     uint64_t forced_in;      /* O: 1 + the sleeps count when a forced sweep was spent (0: none) */
     uint32_t forced_answers; /* O: the pool's answer count before that sweep (worker.c) */
+    /* Written by thieves too (frame.c): a line of its own. */
+    alignas(WEFT__CACHELINE) _Atomic uintptr_t claim; /* A: the frames' claim word */
+    _Atomic uint32_t frame_answers;                   /* A: requests for frames answered (wraps) */
     /* The thread and how it is claimed and stopped. */
     _Atomic bool taken; /* A: contexts only: a thread holds it */
     pthread_t thread;
@@ -53,9 +59,7 @@ typedef struct weft__worker {
     alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */
 } weft__worker;
 
-_Static_assert(offsetof(weft__worker, group) + sizeof(weft__group *) -
-                       offsetof(weft__worker, pool) <=
-                   64,
+_Static_assert(offsetof(weft__worker, frames) + sizeof(void *) - offsetof(weft__worker, pool) <= 64,
                "the fields a fork reads share one 64-byte line");
 
 struct weft_pool {

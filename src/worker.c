@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "frame.h"
 #include "pool.h"
 
 #include "debug_yield.h"
@@ -45,9 +46,24 @@ static weft__steal_result steal_private(weft__worker *w, weft__deque *victim, we
     return r;
 }
 
-/* One sweep over the other workers from a random start; repeat while a steal
- * lost a race, since that means work was there. */
-static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
+/* The same for a victim's oldest private join frame (frame.c); *prio is
+ * the frame's, which B runs at. */
+static weft__steal_result steal_frame(weft__worker *w, weft__worker *victim, weft__job **job,
+                                      bool *more, weft_priority *prio) {
+    weft__steal_result r = weft__frame_steal(victim, job, more, prio);
+    if (r == WEFT__STEAL_OK) {
+        weft__stat_add(&w->stats.steals, 1);
+        weft__stat_add(&w->stats.forced_steals, 1);
+    }
+    return r;
+}
+
+/* One sweep over the other workers' deques of priority *prio from a random
+ * start; repeat while a steal lost a race, since that means work was there.
+ * *prio: the priority to run the job at (a frame taken by force has its
+ * own). */
+static weft__job *steal_work(weft__worker *w, bool *more, weft_priority *run_prio) {
+    weft_priority prio = *run_prio;
     weft_pool *pool = w->pool;
     unsigned n = pool->threads + pool->contexts; /* contexts are victims too */
     /* After a final check that saw private jobs, the first pass tries each
@@ -68,8 +84,13 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
                 weft__stat_add(&w->stats.steals, 1);
                 return job;
             }
+            if (r == WEFT__STEAL_EMPTY && prio == WEFT_PRIORITY_NORMAL)
+                weft__frame_request(&pool->workers[v]); /* frames of either priority */
             if (r == WEFT__STEAL_EMPTY && force) {
                 if ((r = steal_private(w, victim, &job, more)) == WEFT__STEAL_OK)
+                    return job;
+                if (r == WEFT__STEAL_EMPTY && prio == WEFT_PRIORITY_NORMAL &&
+                    (r = steal_frame(w, &pool->workers[v], &job, more, run_prio)) == WEFT__STEAL_OK)
                     return job;
                 w->forced_raced |= r == WEFT__STEAL_RETRY;
             }
@@ -79,12 +100,14 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority prio) {
     return NULL;
 }
 
-/* Own deque and steal (if `deques`), then the injector: at one priority. */
-static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority prio, bool deques) {
+/* Own deque and steal (if `deques`), then the injector: at one priority,
+ * *prio, which becomes the priority to run the job at. */
+static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority *run_prio, bool deques) {
+    weft_priority prio = *run_prio;
     if (deques) {
         weft__job *job = weft__worker_pop_prio(w, prio);
         if (!job)
-            job = steal_work(w, more, prio);
+            job = steal_work(w, more, run_prio);
         if (job)
             return job;
     }
@@ -116,9 +139,10 @@ static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
     bool high = atomic_load_explicit(&w->pool->high_pushed, memory_order_relaxed);
     for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
         bool deques = p == WEFT_PRIORITY_NORMAL || high;
-        weft__job *job = find_work_at(w, more, (weft_priority)p, deques);
+        weft_priority run = (weft_priority)p;
+        weft__job *job = find_work_at(w, more, &run, deques);
         if (job) {
-            *prio = (weft_priority)p;
+            *prio = run;
             return job;
         }
     }
@@ -129,9 +153,13 @@ static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
  * (a sum that wraps: only its changes matter). */
 static uint32_t answers_now(weft_pool *pool) {
     uint32_t sum = 0;
-    for (unsigned v = 0; v < pool->threads + pool->contexts; v++)
+    for (unsigned v = 0; v < pool->threads + pool->contexts; v++) {
+        weft__worker *w = &pool->workers[v];
+        /* Acquire: as weft__deque_answers (frame.c counts with a release). */
+        sum += atomic_load_explicit(&w->frame_answers, memory_order_acquire);
         for (int p = 0; p < WEFT__PRIORITIES; p++)
-            sum += weft__deque_answers(&pool->workers[v].deques[p]);
+            sum += weft__deque_answers(&w->deques[p]);
+    }
     return sum;
 }
 
@@ -206,6 +234,8 @@ static bool other_deques_show(weft_pool *pool, unsigned index, bool private_jobs
     for (unsigned v = 0; v < n; v++) {
         if (v == index)
             continue;
+        if (private_jobs && weft__frame_private_in_view(&pool->workers[v]))
+            return true;
         for (int p = 0; p < prios; p++) {
             weft__deque *d = &pool->workers[v].deques[p];
             if (private_jobs ? weft__deque_private_count(d) > 0 : !weft__deque_public_empty(d))

@@ -1,18 +1,30 @@
 /* SPDX-License-Identifier: MIT */
-/* weft_join and weft_run: deep nesting, fib, which pool NULL means, and a
- * join whose deque cannot grow. */
+/* weft_join and weft_run: deep nesting, fib, which pool NULL means, and
+ * frames taken by force. */
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "check.h"
 #include "pools.h"
-#include "failmalloc.h"
 #include "jobs.h"
 #include "weft.h"
+
+#include "fence.h"
+#include "frame.h"
+#include "pool.h"
 
 typedef struct deep {
     long depth;
     long leaves;
+    double spin_us; /* the innermost A spins this long without calling weft */
 } deep;
+
+static void spin_us(double us) {
+    double end = check_now() + us * 1e-6;
+    while (check_now() < end) {
+    }
+}
 
 static void leaf(void *arg) {
     ((deep *)arg)->leaves = 1;
@@ -21,20 +33,21 @@ static void leaf(void *arg) {
 static void nest(void *arg) {
     deep *d = arg;
     if (d->depth == 0) {
+        spin_us(d->spin_us);
         d->leaves = 1;
         return;
     }
-    deep a = {d->depth - 1, 0}, b = {0, 0};
+    deep a = {d->depth - 1, 0, d->spin_us}, b = {0, 0, 0};
     weft_join(nest, &a, leaf, &b);
     d->leaves = a.leaves + b.leaves;
 }
 
 TEST(join_nests_ten_thousand_deep) {
-    deep d = {10000, 0};
+    deep d = {10000, 0, 0};
     weft_join(nest, &d, nothing, NULL); /* from outside: the default pool */
     CHECK_EQ(d.leaves, 10001);
     weft_pool *pool = make_pool(2);
-    deep e = {10000, 0};
+    deep e = {10000, 0, 0};
     weft_run(pool, nest, &e);
     CHECK_EQ(e.leaves, 10001);
     CHECK_EQ(weft_pool_destroy(pool), 0);
@@ -83,19 +96,94 @@ TEST(run_places_work_in_the_pool) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
-/* ---- out of memory ----------------------------------------------------------- */
+/* ---- frames taken by force, and published ------------------------------- */
 
-static void starved_join(void *arg) {
-    deep *d = arg;
-    failmalloc_arm(0); /* the deque cannot grow past its first buffer */
-    nest(d);
-    failmalloc_disarm();
+/* A tree of joins whose leaves spin without calling weft, some long enough
+ * that an idle worker takes a private frame by force: every leaf runs once. */
+#define TREE_DEPTH 10
+
+typedef struct tree {
+    _Atomic int *runs; /* one count per leaf */
+    unsigned id;       /* this subtree's first leaf */
+    int depth;
+} tree;
+
+static void tree_job(void *arg) {
+    tree *t = arg;
+    if (t->depth == 0) {
+        atomic_fetch_add(&t->runs[t->id], 1);
+        spin_us(t->id % 7 == 0 ? 200 : t->id % 3); /* a long A now and then */
+        return;
+    }
+    tree a = {t->runs, t->id, t->depth - 1};
+    tree b = {t->runs, t->id + (1u << (t->depth - 1)), t->depth - 1};
+    weft_join(tree_job, &a, tree_job, &b);
 }
 
-TEST(join_runs_inline_when_the_deque_cannot_grow) {
-    weft_pool *pool = make_pool(1);
-    deep d = {2000, 0};
-    weft_run(pool, starved_join, &d);
+TEST(join_b_runs_once_while_frames_are_taken) {
+    static _Atomic int runs[1u << TREE_DEPTH];
+    for (unsigned threads = 2; threads <= 8; threads *= 2) {
+        weft_pool *pool = make_pool(threads);
+        for (int round = 0; round < scaled(30); round++) {
+            for (unsigned i = 0; i < 1u << TREE_DEPTH; i++)
+                atomic_store(&runs[i], 0);
+            tree t = {runs, 0, TREE_DEPTH};
+            weft_run(pool, tree_job, &t);
+            for (unsigned i = 0; i < 1u << TREE_DEPTH; i++)
+                CHECK_EQ(atomic_load(&runs[i]), 1);
+        }
+        weft_stats st;
+        weft_pool_stats(pool, &st);
+        if (threads == 2)
+            fprintf(stderr, "forced steals: %llu\n", (unsigned long long)st.forced_steals);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
+/* A deep chain: the innermost A spins while 2000 frames wait under it, so
+ * the idle worker takes them by force one by one, each after a walk down the
+ * whole chain, and the owner publishes what is asked for when A returns. */
+TEST(join_takes_frames_from_a_deep_chain) {
+    weft_pool *pool = make_pool(2);
+    deep d = {2000, 0, 20000};
+    weft_run(pool, nest, &d);
     CHECK_EQ(d.leaves, 2001);
     CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* A forced look that finds the claim word locked (the owner in its cold
+ * path, or another thief's walk) waits for the lock and takes the frame; it
+ * does not report a lost race, which sends the thief straight back for
+ * another forced sweep (worker.c, private_check): a storm of them starved
+ * the holder of its CPU in oversubscribed WEFT_LEAVE_FAST pools
+ * (docs/performance.md, "Join frames"). A victim without a thread: one
+ * private frame, its lock held until the helper lets go. */
+static weft__worker locked_victim; /* static: aligned, its words zero */
+
+static void *unlock_soon(void *arg) {
+    (void)arg;
+    spin_us(20000); /* the thief reaches the lock first (not needed to pass) */
+    atomic_fetch_and(&locked_victim.claim, ~(uintptr_t)WEFT__CLAIM_LOCK);
+    return NULL;
+}
+
+TEST(forced_frame_steal_waits_for_a_held_lock) {
+    weft__fence_init();
+    if (!weft__fence_heavy_available())
+        return; /* no forced steals without the barrier (fence.h) */
+    weft__frame f = {.b = {.fn = nothing}, .prev = 0}; /* the oldest, normal priority */
+    atomic_store(&locked_victim.frames, &f);
+    atomic_store(&locked_victim.claim, (uintptr_t)WEFT__CLAIM_LOCK);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, unlock_soon, NULL), 0);
+    weft__job *job = NULL;
+    bool more = true;
+    weft_priority prio = WEFT_PRIORITY_HIGH;
+    CHECK_EQ(weft__frame_steal(&locked_victim, &job, &more, &prio), WEFT__STEAL_OK);
+    CHECK(job == &f.b.job);
+    CHECK(!more);
+    CHECK_EQ(prio, WEFT_PRIORITY_NORMAL);
+    /* Taken: claim names it, unlocked, with the thief's request raised. */
+    CHECK_EQ(atomic_load(&locked_victim.claim), (uintptr_t)&f | WEFT__CLAIM_REQUEST);
+    CHECK_EQ(pthread_join(t, NULL), 0);
 }

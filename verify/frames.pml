@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Join frames (issue 20's design; not yet in src/): weft_join's B waits in
+/* Join frames (src/frame.c, issue 20): weft_join's B waits in
  * the joining function's own frame, linked from the worker's `top`, instead
  * of in a deque slot addressed by an index kept in memory. The owner's fork
  * stores B and the link and reads one word of the worker, `claim`; its pop
@@ -16,13 +16,16 @@
  * Fork: frame fields, then top (release); then claim. The first private
  * frame (its depth == bnd) or a raised bit takes the cold path: wait while
  * a thief looks, a seq-cst fence (the episode's, as the deque's first
- * private push), then publish the private frames if a thief asked or a
- * worker sleeps and none searches.
+ * private push), then publish the oldest private frame if a thief asked, a
+ * worker sleeps and none searches, or nothing is published (as the deque's
+ * first private push shares when nothing is public; NO_PUBLISH_ALONE checks
+ * the protocol without that rule too).
  * Pop: top lowered, light fence, claim read. Private (depth >= bnd) and no
  * bit raised: B runs inline. Otherwise the cold path (a CAS, so locked):
  * wait while a thief looks, lower bnd to this frame if it was not private,
- * publish the frames older than it if asked; then run B if it is still
- * ours (private, or published and taken back), else wait for its latch.
+ * publish the oldest private frame older than it if asked; then run B if
+ * it is still ours (private, or published and taken back), else wait for
+ * its latch.
  * A forced steal: set lock and req by CAS (one thief at a time), heavy
  * fence (membarrier: the owner's buffered stores drain, and its later loads
  * of claim see lock), read top, walk the links to the oldest private frame
@@ -37,6 +40,12 @@
  * private frames come into view, relying on its request) only until the
  * owner answers a request: a publish may go to another thief, and a frame
  * forked after it saw no request (`answered`; deque.pml's answer count).
+ *
+ * The code finds frame bnd by walking the links from top and comparing
+ * frames; a walk that misses it (the owner has unlinked the boundary frame
+ * and not yet lowered claim in its pop's cold path) takes nothing, as the
+ * model's thief takes nothing when top <= bnd. (Without that, the code took
+ * a published frame twice: tests/test_join.c, frames taken.)
  *
  * x86-TSO: the owner's store of top waits in its store buffer and its loads
  * may pass it; a CAS or fence drains it first; the heavy fence drains it at
@@ -117,6 +126,15 @@ inline publish(limit) {
     answered[NT] = 1
 }
 
+/* The oldest private frame only, if there is one below limit (the code's
+ * publish: thieves take one at a time, the oldest, and ask again). */
+inline publish_one(limit) {
+    if
+    :: limit > bnd -> publish(bnd + 1)
+    :: else -> publish(bnd)
+    fi
+}
+
 proctype Owner() {
     byte depth = 0, k = 0, d, lo, cb;
     bit cl, cr, nonpriv, got;
@@ -141,7 +159,11 @@ proctype Owner() {
             atomic {
                 lock == 0;     /* a thief is looking: wait until it is done */
                 if
-                :: WANTED -> publish(depth)
+#ifndef NO_PUBLISH_ALONE
+                :: npub == 0 || WANTED -> publish_one(depth)
+#else
+                :: WANTED -> publish_one(depth)
+#endif
                 :: else
                 fi
             }
@@ -165,7 +187,7 @@ proctype Owner() {
                 lock == 0;     /* a thief is looking: wait until it is done */
                 nonpriv = d < bnd;
                 if :: nonpriv -> bnd = d :: else fi;
-                if :: req -> publish(d) :: else fi
+                if :: req -> publish_one(d) :: else fi
             };
             if
             :: nonpriv ->
@@ -259,7 +281,9 @@ proctype Thief(byte me) {
                 :: else ->     /* nothing private: the look is spent */
                     atomic { lock = 0 }
                 fi
-            :: else -> tried = 0       /* another thief is looking */
+            :: else -> tried = 0       /* another thief is looking; the code first
+                                          waits for it and tries again a few times,
+                                          which is this CAS taken at a later step */
             fi
         :: !PUBLIC && !force ->
             req = 1;           /* ask */
