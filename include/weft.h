@@ -331,8 +331,11 @@ WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
  * participates until it has finished. Allocates nothing. Outside any pool: runs
  * on the default pool as weft_run does (the caller blocks).
  * Any thread. Memory: as weft_run, for both functions.
- * If a or b is NULL neither runs (asserts in debug builds); on the fast path
- * that check is two never-taken branches on arguments in registers. */
+ * If a or b is NULL neither runs (asserts in debug builds).
+ * In C11 with gcc or clang, weft_join is an inline function (weft/join.h)
+ * whose fast path runs in the caller with direct calls to a and b; define
+ * WEFT_NO_INLINE_JOIN before including weft.h, or write (weft_join)(...), to
+ * call this function instead. Both run one protocol and may be mixed. */
 WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
 
 /* Queue fn(arg) to run in pool (NULL: the current pool) without waiting for
@@ -628,5 +631,7 @@ WEFT_API void weft_graph_destroy(weft_graph *graph);
 #ifdef __cplusplus
 }
 #endif
+
+#include "weft/join.h" /* weft_join's fast path, inline in C */
 
 #endif /* WEFT_H */

@@ -42,8 +42,8 @@ int weft_context_acquire(weft_pool *pool, weft_context **context) {
          * of the context's deques happens-before ours. */
         if (atomic_compare_exchange_strong_explicit(&ctx->taken, &free_slot, true,
                                                     memory_order_acquire, memory_order_relaxed)) {
-            ctx->prio = WEFT_PRIORITY_NORMAL;
-            weft__tls_worker = ctx;
+            ctx->h.prio = WEFT_PRIORITY_NORMAL;
+            weft__set_current_worker(ctx);
             *context = (weft_context *)ctx;
             return 0;
         }
@@ -55,9 +55,9 @@ void weft_context_release(weft_context *context) {
     weft__worker *ctx = (weft__worker *)context;
     /* Release builds: both are no-ops (weft.h); the context stays held. */
     assert(ctx && "weft_context_release: context is NULL");
-    assert((!ctx || weft__tls_worker == ctx) &&
+    assert((!ctx || weft__current_worker() == ctx) &&
            "weft_context_release: the context is not the calling thread's");
-    if (!ctx || weft__tls_worker != ctx)
+    if (!ctx || weft__current_worker() != ctx)
         return;
     /* Whatever is still queued here (jobs nobody waited for) runs now. */
     for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
@@ -65,7 +65,7 @@ void weft_context_release(weft_context *context) {
         while ((job = weft__worker_pop_prio(ctx, (weft_priority)p)) != NULL)
             weft__job_execute(job);
     }
-    weft__tls_worker = NULL;
+    weft__set_current_worker(NULL);
     /* Release: pairs with the next acquire and with weft_pool_destroy. */
     atomic_store_explicit(&ctx->taken, false, memory_order_release);
 }

@@ -81,7 +81,7 @@ static void queue_followup(weft_pool *pool, weft__heap_job *h) {
         return;
     }
     weft__worker *w = weft__worker_of(pool);
-    weft_priority prio = w ? w->prio : WEFT_PRIORITY_NORMAL;
+    weft_priority prio = w ? w->h.prio : WEFT_PRIORITY_NORMAL;
     if (weft__pool_submit_detached(pool, &h->job, prio) != 0)
         weft__pool_inject(pool, &h->job, prio);
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Join frames: where weft_join keeps B until it runs.
  *
- * A fork writes B (function, argument, group, an unset latch) and a link to
- * the previous frame into the joining function's own stack frame and makes
- * it the worker's newest (`frames`); the pop after A restores `frames` and
- * reads one word, `claim`, behind a compiler barrier. No index in memory, no
+ * A fork writes B (function, argument, group) and a link to the previous
+ * frame into the joining function's own stack frame and makes it the
+ * worker's newest (`frames`); the pop after A restores `frames` and reads
+ * one word, `claim`, behind a compiler barrier. Both run inline in C callers
+ * (include/weft/join.h, weft__join), which enter this file only on the cold
+ * paths below; the job header and latch of a frame are written here, when
+ * it stops being private. No index in memory, no
  * slot whose address depends on a load: each store's address is the stack
  * pointer or a fixed word of the worker (bench/floor.c measures why that
  * matters). While a frame is private only its thread touches it.
@@ -71,13 +74,13 @@
  * thief's walk down the owner's links (never a job). Relaxed: the caller's
  * CAS acquires. */
 static uintptr_t wait_unlocked(weft__worker *w) {
-    uintptr_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    uintptr_t c = atomic_load_explicit(&w->h.claim, memory_order_relaxed);
     for (unsigned spins = 0; c & WEFT__CLAIM_LOCK; spins++) {
         if (spins < 64)
             weft__cpu_relax();
         else
             weft__os_yield(); /* the holder lost its CPU mid-step */
-        c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+        c = atomic_load_explicit(&w->h.claim, memory_order_relaxed);
     }
     return c;
 }
@@ -90,7 +93,7 @@ static uintptr_t owner_lock(weft__worker *w) {
     for (;;) {
         uintptr_t c = wait_unlocked(w);
         uintptr_t locked = (c & ~(uintptr_t)WEFT__CLAIM_REQUEST) | WEFT__CLAIM_LOCK;
-        if (atomic_compare_exchange_weak_explicit(&w->claim, &c, locked, memory_order_acquire,
+        if (atomic_compare_exchange_weak_explicit(&w->h.claim, &c, locked, memory_order_acquire,
                                                   memory_order_relaxed))
             return c;
     }
@@ -101,8 +104,8 @@ static uintptr_t owner_lock(weft__worker *w) {
  * under the lock, for the next holder and for thieves that steal what was
  * published. */
 static void owner_unlock(weft__worker *w, weft__frame *bnd) {
-    uintptr_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
-    while (!atomic_compare_exchange_weak_explicit(&w->claim, &c,
+    uintptr_t c = atomic_load_explicit(&w->h.claim, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&w->h.claim, &c,
                                                   (uintptr_t)bnd | (c & WEFT__CLAIM_REQUEST),
                                                   memory_order_release, memory_order_relaxed)) {
     }
@@ -115,13 +118,24 @@ static void count_answer(weft__worker *w) {
     atomic_store_explicit(&w->frame_answers, n + 1, memory_order_release);
 }
 
+/* A frame's B run by whoever took it (a thief, or the owner from its
+ * deque): in the group it was forked in; then its latch, last (the frame may
+ * be gone after that: its owner waits for it). */
+static void frame_execute(weft__job *job) {
+    weft__frame *f = (weft__frame *)((char *)job - offsetof(weft__frame, job));
+    weft__worker_run_and_set(f->fork.fn, f->fork.arg, f->fork.group, &f->done);
+}
+
 /* B as a job of the owner's pool, for whoever runs it elsewhere: its latch
  * wakes the owner. Written by the owner before publishing, or by the forcing
- * thief while the frame is live and the owner does not read these fields. */
+ * thief while the frame is live and the owner does not read these fields;
+ * the fork leaves them alone. Relaxed latch state: published with the job,
+ * by the deque's release CAS or the forcing thief's release of claim. */
 static void make_job(weft__frame *f, weft__worker *owner) {
-    f->b.job.execute = weft__stack_job_execute;
-    f->b.done.owner = owner->index;
-    f->b.done.pool = owner->pool;
+    f->job.execute = frame_execute;
+    atomic_store_explicit(&f->done.state, WEFT__LATCH_UNSET, memory_order_relaxed);
+    f->done.owner = owner->index;
+    f->done.pool = owner->pool;
 }
 
 /* Under the owner's lock: publish the oldest private frame below newest
@@ -136,18 +150,20 @@ static weft__frame *publish(weft__worker *w, weft__frame *newest, weft__frame *b
         oldest = weft__frame_prev(oldest);
     weft_priority p = weft__frame_prio(oldest);
     make_job(oldest, w);
-    if (weft__deque_push(&w->deques[p], &oldest->b.job) != 0)
+    if (weft__deque_push(&w->deques[p], &oldest->job) != 0)
         return bnd;                       /* it stays private, as a job a full deque cannot take */
     weft__worker_offer(w, &w->deques[p]); /* share, and wake a sleeper if needed */
     return oldest;
 }
 
-void weft__frame_fork_cold(weft__worker *w, weft__frame *fr) {
+void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *f) {
+    weft__worker *w = (weft__worker *)h;
+    weft__frame *fr = weft__frame_of(f);
     /* The episode's fence: our store of frames, then the counters; a
      * sleeper's count, then its SleepFence, then its look at frames. */
     weft__fence_seq_cst();
     /* Relaxed: ordered by the fence; the lock's CAS decides. */
-    uintptr_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    uintptr_t c = atomic_load_explicit(&w->h.claim, memory_order_relaxed);
     weft__deque *d = &w->deques[weft__frame_prio(fr)];
     if (!(c & WEFT__CLAIM_BITS) && !weft__deque_public_empty(d) &&
         !weft__sleep_wants_work(&w->pool->sleep))
@@ -172,16 +188,18 @@ static void finish(weft__worker *w, weft__frame *fr) {
     weft__job *job;
     while ((job = weft__worker_pop_prio(w, weft__frame_prio(fr))) != NULL) {
         weft__stat_add(&w->stats.jobs, 1);
-        if (job == &fr->b.job) {
-            fr->b.fn(fr->b.arg);
+        if (job == &fr->job) {
+            fr->fork.fn(fr->fork.arg);
             return;
         }
         weft__job_execute(job); /* left behind by A (weft_spawn), or an older frame's B */
     }
-    weft__worker_wait_until(w, &fr->b.done);
+    weft__worker_wait_until(w, &fr->done);
 }
 
-void weft__frame_pop_cold(weft__worker *w, weft__frame *fr) {
+void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f) {
+    weft__worker *w = (weft__worker *)h;
+    weft__frame *fr = weft__frame_of(f);
     uintptr_t c = owner_lock(w);
     weft__frame *bnd = weft__claim_frame(c);
     bool ours = bnd != fr; /* bnd is fr or older: fr was unlinked last */
@@ -194,7 +212,7 @@ void weft__frame_pop_cold(weft__worker *w, weft__frame *fr) {
     owner_unlock(w, bnd);
     if (ours) {
         weft__stat_add(&w->stats.jobs, 1);
-        fr->b.fn(fr->b.arg);
+        fr->fork.fn(fr->fork.arg);
     } else {
         finish(w, fr);
     }
@@ -204,14 +222,15 @@ void weft__frame_request(weft__worker *v) {
     /* Relaxed: a hint, as the deque's movesplit; checked before written so
      * the line stays shared while thieves keep asking. Not filtered by a
      * look at v's frames: that word is on the line every fork writes. */
-    if (!(atomic_load_explicit(&v->claim, memory_order_relaxed) & WEFT__CLAIM_REQUEST))
-        atomic_fetch_or_explicit(&v->claim, WEFT__CLAIM_REQUEST, memory_order_relaxed);
+    if (!(atomic_load_explicit(&v->h.claim, memory_order_relaxed) & WEFT__CLAIM_REQUEST))
+        atomic_fetch_or_explicit(&v->h.claim, WEFT__CLAIM_REQUEST, memory_order_relaxed);
 }
 
 bool weft__frame_private_in_view(weft__worker *v) {
     /* Relaxed: a hint for a sleeper's look after its SleepFence. */
-    uintptr_t c = atomic_load_explicit(&v->claim, memory_order_relaxed);
-    return atomic_load_explicit(&v->frames, memory_order_relaxed) != weft__claim_frame(c);
+    uintptr_t c = atomic_load_explicit(&v->h.claim, memory_order_relaxed);
+    return (weft__frame *)atomic_load_explicit(&v->h.frames, memory_order_relaxed) !=
+           weft__claim_frame(c);
 }
 
 weft__steal_result weft__frame_steal(weft__worker *v, weft__job **job, bool *more,
@@ -232,7 +251,7 @@ weft__steal_result weft__frame_steal(weft__worker *v, weft__job **job, bool *mor
         c = wait_unlocked(v);
         if (!weft__frame_private_in_view(v))
             return WEFT__STEAL_EMPTY;
-        if (atomic_compare_exchange_strong_explicit(&v->claim, &c,
+        if (atomic_compare_exchange_strong_explicit(&v->h.claim, &c,
                                                     c | WEFT__CLAIM_LOCK | WEFT__CLAIM_REQUEST,
                                                     memory_order_acquire, memory_order_relaxed))
             break;
@@ -244,7 +263,7 @@ weft__steal_result weft__frame_steal(weft__worker *v, weft__job **job, bool *mor
     weft__debug_yield();
     /* Acquire: pairs with the release stores of frames, so the fields of
      * every frame linked below it are seen. */
-    weft__frame *top = atomic_load_explicit(&v->frames, memory_order_acquire);
+    weft__frame *top = weft__frame_of(atomic_load_explicit(&v->h.frames, memory_order_acquire));
     weft__frame *bnd = weft__claim_frame(c), *oldest = NULL, *f = top;
     for (; f && f != bnd; f = weft__frame_prev(f))
         oldest = f;
@@ -254,7 +273,7 @@ weft__steal_result weft__frame_steal(weft__worker *v, weft__job **job, bool *mor
          * will, once we let go), so every frame we walked is not private
          * and none may be taken. That race is lost, not spent. Release:
          * nothing written; the owner may go on. */
-        atomic_fetch_and_explicit(&v->claim, ~(uintptr_t)WEFT__CLAIM_LOCK, memory_order_release);
+        atomic_fetch_and_explicit(&v->h.claim, ~(uintptr_t)WEFT__CLAIM_LOCK, memory_order_release);
         return f != bnd ? WEFT__STEAL_RETRY : WEFT__STEAL_EMPTY;
     }
     make_job(oldest, v);
@@ -262,12 +281,12 @@ weft__steal_result weft__frame_steal(weft__worker *v, weft__job **job, bool *mor
     weft__debug_yield();
     /* Release: the job's fields, before the owner can see it taken. Other
      * thieves may raise the request meanwhile; nobody else changes claim. */
-    uintptr_t cur = atomic_load_explicit(&v->claim, memory_order_relaxed);
-    while (!atomic_compare_exchange_weak_explicit(&v->claim, &cur,
+    uintptr_t cur = atomic_load_explicit(&v->h.claim, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(&v->h.claim, &cur,
                                                   (uintptr_t)oldest | (cur & WEFT__CLAIM_REQUEST),
                                                   memory_order_release, memory_order_relaxed)) {
     }
-    *job = &oldest->b.job;
+    *job = &oldest->job;
     *prio = weft__frame_prio(oldest);
     return WEFT__STEAL_OK;
 }

@@ -14,44 +14,50 @@
 #include "deque.h"
 #include "job.h"
 
-/* B, and the link to the frame forked before it on the same thread. Only
- * fn, arg, group, the latch's state and prev are written at the fork; the
- * job's execute and the latch's owner when the frame stops being private
- * (frame.c). */
+/* A join frame, as the library sees it: the fork part that weft_join's
+ * fast path writes (include/weft/join.h: B's function, argument and group,
+ * and the link to the older frame with B's priority in its low bit); then a
+ * job header and a latch, written only when the frame stops being private
+ * (frame.c). The fast path declares it as struct weft__join_frame, the same
+ * layout; both reach the fork part through struct weft__fork. */
 typedef struct weft__frame {
-    weft__stack_job b;
-    uintptr_t prev; /* the older frame, with its priority in the low bit */
+    struct weft__fork fork;
+    weft__job job;
+    weft__latch done;
 } weft__frame;
 
-/* A worker's claim word: the newest frame that is not private (NULL: every
- * frame is private), and two bits. Frames are pointer-aligned, so the bits
- * are free. */
-enum {
-    WEFT__CLAIM_REQUEST = 1, /* a thief found nothing public: publish */
-    WEFT__CLAIM_LOCK = 2,    /* the owner or a starving thief is changing it */
-    WEFT__CLAIM_BITS = 3,
-};
+_Static_assert(sizeof(weft__frame) == sizeof(struct weft__join_frame) &&
+                   offsetof(weft__frame, job) == offsetof(struct weft__join_frame, library) &&
+                   _Alignof(weft__frame) == _Alignof(struct weft__join_frame),
+               "join.h's frame and the library's have one layout");
 
+/* The frame a fast path handed over: the same object. */
+static inline weft__frame *weft__frame_of(struct weft__join_frame *f) {
+    return (weft__frame *)f;
+}
+
+/* The claim word (join.h): the newest frame that is not private (NULL:
+ * every frame is), a thief's request and a lock in the two low bits, free
+ * because frames are pointer-aligned. */
 static inline weft__frame *weft__claim_frame(uintptr_t claim) {
     return (weft__frame *)(claim & ~(uintptr_t)WEFT__CLAIM_BITS);
 }
 
 static inline weft__frame *weft__frame_prev(const weft__frame *f) {
-    return (weft__frame *)(f->prev & ~(uintptr_t)1);
+    return (weft__frame *)(f->fork.prev & ~(uintptr_t)1);
 }
 
 static inline weft_priority weft__frame_prio(const weft__frame *f) {
-    return (weft_priority)(f->prev & 1);
+    return (weft_priority)(f->fork.prev & 1);
 }
 
 /* Out of line, in frame.c; the owner's paths take its worker. */
 typedef struct weft__worker weft__worker;
 
-/* Owner: the fork of fr began an episode or saw a bit raised. */
-WEFT__HIDDEN WEFT__COLD void weft__frame_fork_cold(weft__worker *w, weft__frame *fr);
-/* Owner, after A: fr is not private, or a bit was raised. Runs B, or waits
- * for whoever runs it. */
-WEFT__HIDDEN WEFT__COLD void weft__frame_pop_cold(weft__worker *w, weft__frame *fr);
+/* The owner's slow paths are join.h's weft__join_fork_cold (the fork of fr
+ * began an episode or saw a bit raised) and weft__join_pop_cold (after A: fr
+ * is not private, or a bit was raised; runs B, or waits for whoever runs
+ * it). */
 
 /* A thief found nothing public on v: ask v to publish its private frames. */
 WEFT__HIDDEN void weft__frame_request(weft__worker *v);

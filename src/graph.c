@@ -175,8 +175,8 @@ static void run_inside(void *arg) {
     weft_graph *g = arg;
     weft__worker *w = weft__current_worker();
     g->pool = w ? w->pool : NULL;
-    weft__count_latch_init(&g->done, g->n + 1);       /* + one for this submitter */
-    weft__group_init(&g->group, w ? w->group : NULL); /* entered by each node */
+    weft__count_latch_init(&g->done, g->n + 1);         /* + one for this submitter */
+    weft__group_init(&g->group, w ? w->h.group : NULL); /* entered by each node */
     for (size_t i = 0; i < g->n; i++)
         atomic_store_explicit(&g->nodes[i]->waiting, g->nodes[i]->preds, memory_order_relaxed);
     for (size_t i = 0; i < g->n; i++)

@@ -49,7 +49,7 @@
 #include "env.h"
 #include "os.h"
 
-_Thread_local weft__worker *weft__tls_worker;
+_Thread_local struct weft__worker_head *weft__tls_worker;
 
 #ifdef WEFT__TSAN
 _Atomic unsigned long weft__tsan_fence_word;
@@ -141,8 +141,9 @@ static int init_workers(weft_pool *pool) {
         w->index = i;
         w->is_context = i >= pool->threads;
         atomic_init(&w->taken, false);
-        atomic_init(&w->frames, NULL);
-        atomic_init(&w->claim, 0);
+        atomic_init(&w->h.frames, NULL);
+        atomic_init(&w->h.joins, 0);
+        atomic_init(&w->h.claim, 0);
         atomic_init(&w->frame_answers, 0);
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1);
         weft__latch_init_owned(&w->terminate, pool, i);
@@ -222,7 +223,7 @@ static void fork_child(void) {
     weft__os_fork_child();
     /* Relaxed: the child has no other thread (weft__pool_is_stale). */
     atomic_fetch_add_explicit(&weft__fork_generation, 1, memory_order_relaxed);
-    weft__tls_worker = NULL; /* forked inside a job: an outside thread from now on */
+    weft__set_current_worker(NULL); /* forked inside a job: an outside thread from now on */
     /* Relaxed: under default_lock, and alone. */
     weft_pool *old = atomic_load_explicit(&default_pool, memory_order_relaxed);
     if (old) {
@@ -413,7 +414,7 @@ weft_pool *weft_pool_default(void) {
 }
 
 int weft__pool_lookup(weft_pool *pool, weft_pool **out) {
-    weft__worker *w = weft__tls_worker; /* a worker's or a context's own pool */
+    weft__worker *w = weft__current_worker(); /* a worker's or a context's own pool */
     if (!pool)
         pool = w ? w->pool : weft_pool_default();
     else if (!(w && w->pool == pool) && weft__pool_is_stale(pool))
@@ -429,7 +430,8 @@ unsigned weft_pool_threads(const weft_pool *pool) {
 
 static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t now) {
     const weft__stats *st = &w->stats;
-    out->jobs += weft__stat_get(&st->jobs);
+    /* B run inline by a join's fast path counts in the head (join.h). */
+    out->jobs += weft__stat_get(&st->jobs) + weft__stat_get(&w->h.joins);
     out->steals += weft__stat_get(&st->steals);
     out->forced_steals += weft__stat_get(&st->forced_steals);
     out->injected += weft__stat_get(&st->injected);
@@ -476,7 +478,7 @@ void(weft_pool_stats)(const weft_pool *pool, weft_stats *stats) {
 }
 
 int weft_thread_index(void) {
-    weft__worker *w = weft__tls_worker;
+    weft__worker *w = weft__current_worker();
     return w ? (int)w->index : -1;
 }
 

@@ -26,41 +26,37 @@
  * [WEFT_PRIORITY_HIGH]. */
 #define WEFT__PRIORITIES 2
 
-struct weft__frame; /* a join frame (frame.h) */
-
 typedef struct weft__worker {
+    /* What a fork and its pop touch (include/weft/join.h, ABI): the newest
+     * join frame, the running job's group and priority, the count of B run
+     * inline; then the claim word, written by thieves too, on its own line.
+     * First, so that the thread-local head pointer is the worker's. */
+    struct weft__worker_head h;
     weft__deque deques[WEFT__PRIORITIES]; /* each on its own cache lines */
-    /* What every fork reads (pool, index, prio, group) shares the first 64
-     * bytes of this line: one L1 line per join besides the deque's. */
     /* Set before the worker starts. */
     alignas(WEFT__CACHELINE) weft_pool *pool; /* I */
     unsigned index;                           /* I: slot; contexts follow the workers */
     bool is_context;                          /* I: a context (context.c), not a worker thread */
     /* Owner only. */
-    weft_priority prio; /* O: priority of the job running now,
-                           inherited by the jobs it forks */
-    weft__group *group; /* O: group of the job running now (group.h), NULL: none */
-    _Atomic(struct weft__frame *) frames; /* O writes: the newest join frame (frame.h) */
-    uint64_t rng;                         /* O: victim selection */
-    weft__heap_job *free_jobs;            /* O: recycled heap jobs */
-    uint64_t broadcast_seen;              /* O: last broadcast run (broadcast.c) */
-    unsigned free_count;                  /* O */
+    uint64_t rng;              /* O: victim selection */
+    weft__heap_job *free_jobs; /* O: recycled heap jobs */
+    uint64_t broadcast_seen;   /* O: last broadcast run (broadcast.c) */
+    unsigned free_count;       /* O */
     bool force_steal;        /* O: the final check saw private jobs: the next sweep may take one */
     bool forced_raced;       /* O: the last forced sweep lost a race: it is not spent */
     uint64_t forced_in;      /* O: 1 + the sleeps count when a forced sweep was spent (0: none) */
     uint32_t forced_answers; /* O: the pool's answer count before that sweep (worker.c) */
-    /* Written by thieves too (frame.c): a line of its own. */
-    alignas(WEFT__CACHELINE) _Atomic uintptr_t claim; /* A: the frames' claim word */
-    _Atomic uint32_t frame_answers;                   /* A: requests for frames answered (wraps) */
     /* The thread and how it is claimed and stopped. */
-    _Atomic bool taken; /* A: contexts only: a thread holds it */
+    alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts only: a thread holds it */
+    _Atomic uint32_t frame_answers; /* A: requests for frames answered (wraps; frame.c) */
     pthread_t thread;
     weft__latch terminate;                      /* owned by this worker; set by weft_pool_destroy */
     alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */
 } weft__worker;
 
-_Static_assert(offsetof(weft__worker, frames) + sizeof(void *) - offsetof(weft__worker, pool) <= 64,
-               "the fields a fork reads share one 64-byte line");
+_Static_assert(offsetof(weft__worker, h) == 0, "the head is the worker's start (join.h)");
+_Static_assert(offsetof(struct weft__worker_head, joins) + sizeof(uint64_t) <= 64,
+               "the fields a fork and its pop write share one 64-byte line");
 
 struct weft_pool {
     weft__sleep sleep;
@@ -99,20 +95,21 @@ struct weft_pool {
     size_t stack_size;                              /* I */
 };
 
-/* The worker running on this thread, or NULL outside every pool.
- * initial-exec: read on every join, so no __tls_get_addr call. It is safe for
- * a library loaded at start-up or dlopen'ed while the C library still has
- * static TLS to spare (glibc keeps some for exactly this). */
-WEFT__HIDDEN extern _Thread_local weft__worker *weft__tls_worker
-    __attribute__((tls_model("initial-exec")));
-
+/* The worker running on this thread, or NULL outside every pool: the
+ * thread-local head pointer of join.h (ABI), whose head is the worker's
+ * first member. */
 static inline weft__worker *weft__current_worker(void) {
-    return weft__tls_worker;
+    return (weft__worker *)weft__tls_worker;
+}
+
+/* Make w (NULL: none) the worker running on this thread. */
+static inline void weft__set_current_worker(weft__worker *w) {
+    weft__tls_worker = w ? &w->h : NULL;
 }
 
 /* The current worker if it belongs to pool, else NULL. */
 static inline weft__worker *weft__worker_of(weft_pool *pool) {
-    weft__worker *w = weft__tls_worker;
+    weft__worker *w = weft__current_worker();
     return w && w->pool == pool ? w : NULL;
 }
 
@@ -148,6 +145,11 @@ static inline weft_pool *weft__pool_resolve(weft_pool *pool) {
 
 WEFT__HIDDEN void weft__pool_ref(weft_pool *pool);
 WEFT__HIDDEN void weft__pool_unref(weft_pool *pool);
+
+/* On the calling worker: fn(arg) in group, then set done, last (a stack
+ * job's or a join frame's B run by whoever took it). */
+WEFT__HIDDEN void weft__worker_run_and_set(weft_fn *fn, void *arg, weft__group *group,
+                                           weft__latch *done);
 
 /* Run jobs of w's pool until latch is set (participating wait). */
 WEFT__HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch);
@@ -190,17 +192,17 @@ static inline void weft__pool_note_high(weft_pool *pool) {
 static inline void weft__worker_set_prio(weft__worker *w, weft_priority prio) {
     if (WEFT__UNLIKELY(prio == WEFT_PRIORITY_HIGH))
         weft__pool_note_high(w->pool);
-    w->prio = prio;
+    w->h.prio = prio;
 }
 
 /* Call fn(arg) on w at priority prio (what it forks inherits it), then give
  * w back the priority it had. */
 static inline void weft__worker_call_at(weft__worker *w, weft_priority prio, void (*fn)(void *arg),
                                         void *arg) {
-    weft_priority outer = w->prio;
+    weft_priority outer = w->h.prio;
     weft__worker_set_prio(w, prio);
     fn(arg);
-    w->prio = outer; /* no note: it was noted when set */
+    w->h.prio = outer; /* no note: it was noted when set */
 }
 
 /* w (NULL: not a worker) enters group for the work it is about to do; returns
@@ -208,14 +210,14 @@ static inline void weft__worker_call_at(weft__worker *w, weft_priority prio, voi
 static inline weft__group *weft__worker_enter(weft__worker *w, weft__group *group) {
     if (!w)
         return NULL;
-    weft__group *outer = w->group;
-    w->group = group;
+    weft__group *outer = w->h.group;
+    w->h.group = group;
     return outer;
 }
 
 static inline void weft__worker_leave(weft__worker *w, weft__group *outer) {
     if (w)
-        w->group = outer;
+        w->h.group = outer;
 }
 
 /* w (NULL: not a worker) starts group g, nested in the group w is in now,
@@ -230,7 +232,7 @@ static inline weft__group *weft__worker_enter_new(weft__worker *w, weft__group *
  * work that thread runs now (NULL outside every pool). */
 static inline weft__group *weft__current_group(void) {
     weft__worker *w = weft__current_worker();
-    return w ? w->group : NULL;
+    return w ? w->h.group : NULL;
 }
 
 /* Could someone take d's jobs now: an idle worker, or a thief that asked? */
@@ -263,7 +265,7 @@ static inline int weft__worker_push_prio(weft__worker *w, weft__job *job, weft_p
 
 /* Push at the priority of the job running now (forked jobs inherit it). */
 static inline int weft__worker_push(weft__worker *w, weft__job *job) {
-    return weft__worker_push_prio(w, job, w->prio);
+    return weft__worker_push_prio(w, job, w->h.prio);
 }
 
 /* Pop w's newest job of priority prio; announce jobs the pop shared on a
@@ -281,7 +283,7 @@ static inline weft__job *weft__worker_pop_prio(weft__worker *w, weft_priority pr
 
 /* Pop at the priority of the job running now (where its joins pushed). */
 static inline weft__job *weft__worker_pop(weft__worker *w) {
-    return weft__worker_pop_prio(w, w->prio);
+    return weft__worker_pop_prio(w, w->h.prio);
 }
 
 /* Queue a job in the pool's injector of priority prio (any thread) and wake

@@ -41,7 +41,7 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
     }
     weft__worker *caller = weft__current_worker(); /* of another pool, or NULL */
     run_job r = {.s = {.job.execute = run_job_execute, .fn = fn, .arg = arg},
-                 .group = caller ? caller->group : NULL};
+                 .group = caller ? caller->h.group : NULL};
     weft__latch_init(&r.s.done);
     weft__guest guest;
     if (caller)
@@ -61,5 +61,5 @@ void weft_run(weft_pool *pool, weft_fn *fn, void *arg) {
     }
     weft__worker *w = weft__current_worker();
     /* Inside a pool, keep the caller's priority; from outside, normal. */
-    (void)weft_run_priority(pool, fn, arg, w ? w->prio : WEFT_PRIORITY_NORMAL);
+    (void)weft_run_priority(pool, fn, arg, w ? w->h.prio : WEFT_PRIORITY_NORMAL);
 }

@@ -68,7 +68,7 @@ static int scope_spawn(weft_scope *scope, weft_fn *fn, weft_fn *release, void *a
  * high-priority work spawns high-priority work. */
 static weft_priority spawner_priority(const weft_scope *scope) {
     weft__worker *w = scope ? weft__worker_of(scope->pool) : NULL;
-    return w ? w->prio : WEFT_PRIORITY_NORMAL;
+    return w ? w->h.prio : WEFT_PRIORITY_NORMAL;
 }
 
 int weft_scope_spawn_priority(weft_scope *scope, weft_fn *fn, void *arg, weft_priority priority) {

@@ -201,12 +201,16 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0); /* back to the waiting job */
 }
 
-void weft__stack_job_run(weft__stack_job *s, weft__group *group) {
+void weft__worker_run_and_set(weft_fn *fn, void *arg, weft__group *group, weft__latch *done) {
     weft__worker *w = weft__current_worker(); /* jobs run on workers and contexts */
     weft__group *outer = weft__worker_enter(w, group);
-    s->fn(s->arg);
+    fn(arg);
     weft__worker_leave(w, outer);
-    weft__latch_set(&s->done); /* last: s may be gone after this */
+    weft__latch_set(done); /* last: its owner may return, and free it, after this */
+}
+
+void weft__stack_job_run(weft__stack_job *s, weft__group *group) {
+    weft__worker_run_and_set(s->fn, s->arg, group, &s->done);
 }
 
 void weft__stack_job_execute(weft__job *job) {
@@ -355,7 +359,7 @@ int weft__pool_submit_detached(weft_pool *pool, weft__job *job, weft_priority pr
 
 void weft__pool_submit(weft_pool *pool, weft__job *job) {
     weft__worker *w = weft__worker_of(pool);
-    weft_priority prio = w ? w->prio : WEFT_PRIORITY_NORMAL;
+    weft_priority prio = w ? w->h.prio : WEFT_PRIORITY_NORMAL;
     if (weft__pool_submit_prio(pool, job, prio) != 0)
         weft__pool_inject(pool, job, prio); /* a full deque: the injector never is */
 }
@@ -392,7 +396,7 @@ static void *worker_main(void *arg) {
     weft_pool *pool = w->pool;
     if (!pass_start_gate(pool))
         return NULL;
-    weft__tls_worker = w;
+    weft__set_current_worker(w);
     char name[32];
     snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
     weft__os_set_thread_name(name);
@@ -405,7 +409,7 @@ static void *worker_main(void *arg) {
         pool->on_exit(w->index, pool->user);
     weft__worker_free_jobs(w);
     weft__trace_buf_free(&w->stats.trace); /* events after a stop */
-    weft__tls_worker = NULL;
+    weft__set_current_worker(NULL);
     return NULL;
 }
 

@@ -61,6 +61,42 @@ TEST(join_computes_fib) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
+/* fib through the library's out-of-line weft_join (C++, FFI, programs built
+ * with WEFT_NO_INLINE_JOIN), which runs the same protocol as the inline one,
+ * the two mixed on one worker's chain of frames. */
+static void fib_called(void *arg) {
+    fib *f = arg;
+    if (f->n < 2) {
+        f->r = f->n;
+        return;
+    }
+    fib a = {f->n - 1, 0}, b = {f->n - 2, 0};
+    if (f->n % 2)
+        (weft_join)(fib_called, &a, fib_called, &b);
+    else
+        weft_join(fib_called, &a, fib_called, &b);
+    f->r = a.r + b.r;
+}
+
+TEST(join_out_of_line_and_inline_mix) {
+    weft_pool *pool = make_pool(4);
+    fib f = {scaled(1) == 1 ? 25 : 20, 0};
+    weft_run(pool, fib_called, &f);
+    CHECK_EQ(f.r, f.n == 25 ? 75025 : 6765);
+    /* Every B counts as a job, inline or not: fib(n) makes fib(n + 1) - 1
+     * joins. */
+    unsigned long long x = 0, y = 1;
+    for (long i = 0; i < f.n + 1; i++) {
+        unsigned long long z = x + y;
+        x = y;
+        y = z;
+    }
+    weft_stats st;
+    weft_pool_stats(pool, &st);
+    CHECK(st.jobs >= x - 1);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 static void on_worker(void *arg) {
     *(int *)arg = weft_thread_index();
 }
@@ -163,7 +199,7 @@ static weft__worker locked_victim; /* static: aligned, its words zero */
 static void *unlock_soon(void *arg) {
     (void)arg;
     spin_us(20000); /* the thief reaches the lock first (not needed to pass) */
-    atomic_fetch_and(&locked_victim.claim, ~(uintptr_t)WEFT__CLAIM_LOCK);
+    atomic_fetch_and(&locked_victim.h.claim, ~(uintptr_t)WEFT__CLAIM_LOCK);
     return NULL;
 }
 
@@ -171,19 +207,19 @@ TEST(forced_frame_steal_waits_for_a_held_lock) {
     weft__fence_init();
     if (!weft__fence_heavy_available())
         return; /* no forced steals without the barrier (fence.h) */
-    weft__frame f = {.b = {.fn = nothing}, .prev = 0}; /* the oldest, normal priority */
-    atomic_store(&locked_victim.frames, &f);
-    atomic_store(&locked_victim.claim, (uintptr_t)WEFT__CLAIM_LOCK);
+    weft__frame f = {.fork = {.fn = nothing, .prev = 0}}; /* the oldest, normal priority */
+    atomic_store(&locked_victim.h.frames, (struct weft__join_frame *)&f);
+    atomic_store(&locked_victim.h.claim, (uintptr_t)WEFT__CLAIM_LOCK);
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, unlock_soon, NULL), 0);
     weft__job *job = NULL;
     bool more = true;
     weft_priority prio = WEFT_PRIORITY_HIGH;
     CHECK_EQ(weft__frame_steal(&locked_victim, &job, &more, &prio), WEFT__STEAL_OK);
-    CHECK(job == &f.b.job);
+    CHECK(job == &f.job);
     CHECK(!more);
     CHECK_EQ(prio, WEFT_PRIORITY_NORMAL);
     /* Taken: claim names it, unlocked, with the thief's request raised. */
-    CHECK_EQ(atomic_load(&locked_victim.claim), (uintptr_t)&f | WEFT__CLAIM_REQUEST);
+    CHECK_EQ(atomic_load(&locked_victim.h.claim), (uintptr_t)&f | WEFT__CLAIM_REQUEST);
     CHECK_EQ(pthread_join(t, NULL), 0);
 }

@@ -46,7 +46,7 @@ static _Atomic int wrong_priority;
 static void expect_high(void *arg) {
     (void)arg;
     weft__worker *w = weft__current_worker();
-    if (!w || w->prio != WEFT_PRIORITY_HIGH)
+    if (!w || w->h.prio != WEFT_PRIORITY_HIGH)
         atomic_fetch_add(&wrong_priority, 1);
 }
 
@@ -81,7 +81,7 @@ TEST(forked_work_inherits_the_priority) {
 static void expect_normal(void *arg) {
     (void)arg;
     weft__worker *w = weft__current_worker();
-    if (!w || w->prio != WEFT_PRIORITY_NORMAL)
+    if (!w || w->h.prio != WEFT_PRIORITY_NORMAL)
         atomic_fetch_add(&wrong_priority, 1);
 }
 

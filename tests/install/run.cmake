@@ -102,7 +102,7 @@ if(EXISTS /etc/debian_version AND multiarch)
 endif()
 
 step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(f include/weft.h include/weft/version.h include/weft.hpp ${LIBDIR}/libweft.a
+foreach(f include/weft.h include/weft/version.h include/weft/join.h include/weft/config.h include/weft.hpp ${LIBDIR}/libweft.a
           ${LIBDIR}/pkgconfig/weft.pc ${LIBDIR}/cmake/weft/weftConfig.cmake
           ${LIBDIR}/cmake/weft/weftConfigVersion.cmake ${LIBDIR}/cmake/weft/weftTargets.cmake)
   if(NOT EXISTS ${prefix}/${f})
