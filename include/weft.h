@@ -326,8 +326,9 @@ WEFT_API int weft_thread_index(void);
 WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
 
 /* Run a(a_arg) and b(b_arg), potentially in parallel, and return when both
- * have finished. On a worker: b is offered to thieves, a runs at once on this
- * thread, then b runs here too unless it was stolen, in which case the caller
+ * have finished. On a worker: b waits in the caller's frame, where an idle
+ * worker can take it (docs/sleep.md, "Join frames"), a runs at once on this
+ * thread, then b runs here too unless it was taken, in which case the caller
  * participates until it has finished. Allocates nothing. Outside any pool: runs
  * on the default pool as weft_run does (the caller blocks).
  * Any thread. Memory: as weft_run, for both functions.

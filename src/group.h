@@ -7,7 +7,7 @@
  * groups nest; a group counts as cancelled when it or any group around it was
  * cancelled, and is never un-cancelled (a graph's next run makes a new one).
  *
- * Every worker knows the group of the job it runs now (weft__worker.group).
+ * Every worker knows the group of the job it runs now (weft__worker.h.group, include/weft/join.h).
  * A job carries the group it was queued in and sets it while it runs:
  *  - join's B and weft_run's injected job: the group of the thread that
  *    queued them (job.h); a B taken back by its own worker needs nothing,

@@ -5,9 +5,9 @@
  * executes it and a link for the injector's and free lists. Deques and the
  * injector hold weft__job pointers; execute() casts back to the containing
  * struct. Two kinds exist:
- *  - stack jobs (join's B, weft_run's injected job): live in the waiting
- *    caller's frame, which outlives them because the caller waits on a latch
- *    that execute() sets last;
+ *  - stack jobs (weft_run's injected job; a join frame, frame.h, is one of
+ *    its own kind): live in the waiting caller's frame, which outlives them
+ *    because the caller waits on a latch that execute() sets last;
  *  - heap jobs (weft_spawn, weft_scope_spawn): taken from the spawning
  *    worker's free list (malloc only when it is empty) and given back to the
  *    executing worker's list after they ran. */
@@ -25,10 +25,7 @@ typedef void weft__exec(weft__job *job);
 
 struct weft__job {
     weft__exec *execute; /* I: set before the job is published */
-    union {
-        weft__job *next;    /* injector list (its lock), free list (owner) */
-        weft__group *group; /* I: join's B, on neither list: the group it runs in */
-    };
+    weft__job *next;     /* injector list (its lock), free list (owner) */
 };
 
 static inline void weft__job_execute(weft__job *job) {
@@ -43,10 +40,8 @@ static inline void weft__job_call(void *job) {
 
 typedef struct weft__pending weft__pending;
 
-/* A stack job: join's B and weft_run's injected job. Its owner initialises
- * the latch (init leaves it to the caller: join's is owned by a worker,
- * weft_run's by whichever thread calls) and waits on it before the frame
- * goes. */
+/* A stack job: weft_run's injected job. Its owner initialises the latch
+ * and waits on it before the frame goes. */
 typedef struct weft__stack_job {
     weft__job job;
     void (*fn)(void *arg);
@@ -57,19 +52,6 @@ typedef struct weft__stack_job {
 /* Run s->fn(s->arg) on the calling worker in group, then set the latch, last:
  * s may be gone after that (its owner, which waits for the latch, may return). */
 WEFT__HIDDEN void weft__stack_job_run(weft__stack_job *s, weft__group *group);
-
-/* join's B: runs in the group kept in job.group (worker.c). */
-WEFT__HIDDEN void weft__stack_job_execute(weft__job *job);
-
-/* Join's B, all but the latch; the caller initialises s->done next. B runs
- * in group, the forking worker's. The group takes the place of job.next,
- * which B never needs: B is never injected or recycled, and the fork, every
- * store of which counts, stays as it was before jobs had groups. */
-static inline void weft__stack_job_init(weft__stack_job *s, void (*fn)(void *arg), void *arg,
-                                        weft__group *group) {
-    *s = (weft__stack_job){
-        .job.execute = weft__stack_job_execute, .job.group = group, .fn = fn, .arg = arg};
-}
 
 /* A heap job: weft_spawn and event follow-ups (counted in the pool's pending
  * work) or weft_scope_spawn (counted in the scope). Exactly one of counter and

@@ -55,7 +55,7 @@ typedef struct weft__worker {
 } weft__worker;
 
 _Static_assert(offsetof(weft__worker, h) == 0, "the head is the worker's start (join.h)");
-_Static_assert(offsetof(struct weft__worker_head, joins) + sizeof(uint64_t) <= 64,
+_Static_assert(offsetof(struct weft__worker_head, prio) + sizeof(uint32_t) <= 64,
                "the fields a fork and its pop write share one 64-byte line");
 
 struct weft_pool {

@@ -58,10 +58,10 @@ static weft__steal_result steal_frame(weft__worker *w, weft__worker *victim, wef
     return r;
 }
 
-/* One sweep over the other workers' deques of priority *prio from a random
- * start; repeat while a steal lost a race, since that means work was there.
- * *prio: the priority to run the job at (a frame taken by force has its
- * own). */
+/* One sweep over the other workers' deques of priority *run_prio from a
+ * random start; repeat while a steal lost a race, since that means work was
+ * there. *run_prio becomes the priority to run the job at (a frame taken by
+ * force has its own). */
 static weft__job *steal_work(weft__worker *w, bool *more, weft_priority *run_prio) {
     weft_priority prio = *run_prio;
     weft_pool *pool = w->pool;
@@ -211,10 +211,6 @@ void weft__worker_run_and_set(weft_fn *fn, void *arg, weft__group *group, weft__
 
 void weft__stack_job_run(weft__stack_job *s, weft__group *group) {
     weft__worker_run_and_set(s->fn, s->arg, group, &s->done);
-}
-
-void weft__stack_job_execute(weft__job *job) {
-    weft__stack_job_run((weft__stack_job *)job, job->group);
 }
 
 /* ---- Submitting ---------------------------------------------------------- */

@@ -34,6 +34,8 @@
 
 #include "weft/config.h" /* WEFT_FENCE_SYMMETRIC: how the library was built */
 
+/* The layout's version. The slow paths' names below carry it (_1m, _1s):
+ * a new layout renames them, so that old binaries fail to link. */
 #define WEFT__JOIN_ABI 1
 
 /* What a fork writes. */
@@ -44,21 +46,30 @@ struct weft__fork {
     uintptr_t prev;            /* the older frame, B's priority in the low bit */
 };
 
-/* A join frame: the fork part, then the library's (a job header and a latch:
- * four words, written when the frame stops being private). */
+/* A join frame: the fork part, then the library's (a job header and a latch,
+ * written when the frame stops being private): four words on 64-bit
+ * targets, five on 32-bit ones (the latch's two 32-bit words and a pointer). */
+#if UINTPTR_MAX > 0xffffffffu
+#define WEFT__JOIN_LIBRARY_WORDS 4
+#else
+#define WEFT__JOIN_LIBRARY_WORDS 5
+#endif
 struct weft__join_frame {
     struct weft__fork fork;
-    void *library[4];
+    void *library[WEFT__JOIN_LIBRARY_WORDS];
 };
 
 /* The start of a worker: what a fork and its pop touch. */
 struct weft__worker_head {
+    /* First: a 64-bit atomic's alignment differs between compilers on
+     * 32-bit x86, so nothing follows it that could move. */
+    _Atomic uint64_t joins;                    /* B run inline (weft_stats.jobs) */
     _Atomic(struct weft__join_frame *) frames; /* the owner's newest frame */
     struct weft__group *group;                 /* the running job's group (NULL: none) */
-    weft_priority prio;                        /* the running job's priority */
-    _Atomic uint64_t joins;                    /* B run inline (weft_stats.jobs) */
-    /* Written by thieves too: a line of its own. */
-    _Alignas(64) _Atomic uintptr_t claim;
+    uint32_t prio;                             /* the running job's weft_priority */
+    /* Written by thieves too: 128 bytes from the owner's words (the
+     * adjacent-line prefetcher pulls 64-byte lines in pairs). */
+    _Alignas(128) _Atomic uintptr_t claim;
 };
 
 enum { WEFT__CLAIM_REQUEST = 1, WEFT__CLAIM_LOCK = 2, WEFT__CLAIM_BITS = 3 };
@@ -106,24 +117,25 @@ WEFT_API void weft__join_pop_cold_1s(struct weft__worker_head *w, struct weft__j
 static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a_arg, weft_fn *b,
                                                              void *b_arg) {
     struct weft__worker_head *w = weft__tls_worker;
+    struct weft__join_frame fr, *prev;
+    uintptr_t c;
     /* Outside a pool, or a NULL function: the library's answer. */
     if (__builtin_expect(!w || !a || !b, 0)) {
         (weft_join)(a, a_arg, b, b_arg);
         return;
     }
-    struct weft__join_frame fr;
     fr.fork.fn = b;
     fr.fork.arg = b_arg;
     fr.fork.group = w->group;
     /* Relaxed: only this thread stores frames. */
-    struct weft__join_frame *prev = atomic_load_explicit(&w->frames, memory_order_relaxed);
+    prev = atomic_load_explicit(&w->frames, memory_order_relaxed);
     fr.fork.prev = (uintptr_t)prev | (uintptr_t)w->prio;
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
     atomic_store_explicit(&w->frames, &fr, memory_order_release);
     WEFT__JOIN_YIELD();
     /* Relaxed: the episode's first private frame, or a raised bit, takes the
      * fenced cold path. */
-    uintptr_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    c = atomic_load_explicit(&w->claim, memory_order_relaxed);
     if (__builtin_expect(
             (c & ~(uintptr_t)WEFT__CLAIM_BITS) == (uintptr_t)prev || (c & WEFT__CLAIM_BITS), 0))
         weft__join_fork_cold(w, &fr);
