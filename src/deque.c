@@ -214,6 +214,10 @@ static void answer(weft__deque *d) {
     if (!atomic_load_explicit(&d->movesplit, memory_order_relaxed))
         return;
     atomic_store_explicit(&d->movesplit, 0, memory_order_relaxed);
+    weft__deque_count_answer(d);
+}
+
+void weft__deque_count_answer(weft__deque *d) {
     uint32_t n = atomic_load_explicit(&d->answers, memory_order_relaxed); /* only we store it */
     atomic_store_explicit(&d->answers, n + 1, memory_order_release);
 }

@@ -112,10 +112,10 @@ static void owner_unlock(weft__worker *w, weft__frame *bnd) {
 }
 
 /* A request answered: thieves whose forced look was spent on this worker's
- * request look again (worker.c). Release: as the deque's answer count. */
+ * request look again (worker.c, private_check). Counted with the deque's
+ * answers, whose reason for its orders holds here too. */
 static void count_answer(weft__worker *w) {
-    uint32_t n = atomic_load_explicit(&w->frame_answers, memory_order_relaxed); /* only we store */
-    atomic_store_explicit(&w->frame_answers, n + 1, memory_order_release);
+    weft__deque_count_answer(&w->deques[WEFT_PRIORITY_NORMAL]);
 }
 
 /* A frame's B run by whoever took it (a thief, or the owner from its

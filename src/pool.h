@@ -48,7 +48,6 @@ typedef struct weft__worker {
     uint32_t forced_answers; /* O: the pool's answer count before that sweep (worker.c) */
     /* The thread and how it is claimed and stopped. */
     alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts only: a thread holds it */
-    _Atomic uint32_t frame_answers; /* A: requests for frames answered (wraps; frame.c) */
     pthread_t thread;
     weft__latch terminate;                      /* owned by this worker; set by weft_pool_destroy */
     alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */

@@ -33,24 +33,11 @@ static unsigned random_below(weft__worker *w, unsigned n) {
     return (unsigned)(((x * 0x2545f4914f6cdd1dull) >> 32) * n >> 32);
 }
 
-/* Take a victim's oldest private job: w's last final check saw private jobs
- * whose owner has not answered the requests of a whole search (deque.c: the
- * owner runs a long job and will not share them before it returns). */
-static weft__steal_result steal_private(weft__worker *w, weft__deque *victim, weft__job **job,
-                                        bool *more) {
-    weft__steal_result r = weft__deque_steal_private(victim, job, more); /* *more only on OK */
-    if (r == WEFT__STEAL_OK) {
-        weft__stat_add(&w->stats.steals, 1);
-        weft__stat_add(&w->stats.forced_steals, 1);
-    }
-    return r;
-}
-
-/* The same for a victim's oldest private join frame (frame.c); *prio is
- * the frame's, which B runs at. */
-static weft__steal_result steal_frame(weft__worker *w, weft__worker *victim, weft__job **job,
-                                      bool *more, weft_priority *prio) {
-    weft__steal_result r = weft__frame_steal(victim, job, more, prio);
+/* A forced steal's result, counted: w's last final check saw private work
+ * whose owner has not answered the requests of a whole search (deque.c and
+ * frame.c: the owner runs a long job and will not share it before it
+ * returns). */
+static weft__steal_result count_forced(weft__worker *w, weft__steal_result r) {
     if (r == WEFT__STEAL_OK) {
         weft__stat_add(&w->stats.steals, 1);
         weft__stat_add(&w->stats.forced_steals, 1);
@@ -87,10 +74,12 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority *run_pri
             if (r == WEFT__STEAL_EMPTY && prio == WEFT_PRIORITY_NORMAL)
                 weft__frame_request(&pool->workers[v]); /* frames of either priority */
             if (r == WEFT__STEAL_EMPTY && force) {
-                if ((r = steal_private(w, victim, &job, more)) == WEFT__STEAL_OK)
+                if ((r = count_forced(w, weft__deque_steal_private(victim, &job, more))) ==
+                    WEFT__STEAL_OK)
                     return job;
                 if (r == WEFT__STEAL_EMPTY && prio == WEFT_PRIORITY_NORMAL &&
-                    (r = steal_frame(w, &pool->workers[v], &job, more, run_prio)) == WEFT__STEAL_OK)
+                    (r = count_forced(w, weft__frame_steal(&pool->workers[v], &job, more,
+                                                           run_prio))) == WEFT__STEAL_OK)
                     return job;
                 w->forced_raced |= r == WEFT__STEAL_RETRY;
             }
@@ -153,13 +142,9 @@ static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
  * (a sum that wraps: only its changes matter). */
 static uint32_t answers_now(weft_pool *pool) {
     uint32_t sum = 0;
-    for (unsigned v = 0; v < pool->threads + pool->contexts; v++) {
-        weft__worker *w = &pool->workers[v];
-        /* Acquire: as weft__deque_answers (frame.c counts with a release). */
-        sum += atomic_load_explicit(&w->frame_answers, memory_order_acquire);
-        for (int p = 0; p < WEFT__PRIORITIES; p++)
-            sum += weft__deque_answers(&w->deques[p]);
-    }
+    for (unsigned v = 0; v < pool->threads + pool->contexts; v++)
+        for (int p = 0; p < WEFT__PRIORITIES; p++) /* frames' answers count in deques[0] */
+            sum += weft__deque_answers(&pool->workers[v].deques[p]);
     return sum;
 }
 
