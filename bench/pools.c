@@ -133,18 +133,27 @@ static void run_layout(const char *layout, int run, int rounds) {
     bench_json_end();
 }
 
-/* pools_bench [run] [--smoke] */
+/* pools_bench [run] [--smoke] [--budget N] [--layout L]: N sets the CPU
+ * budget (weft_set_concurrency) before any pool exists, else the default
+ * one; L runs that layout alone (for a profiler), else all three. */
 int main(int argc, char **argv) {
     int run = 0, rounds = ROUNDS;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--smoke") == 0)
             rounds = 2;
+        else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc) {
+            if (weft_set_concurrency((unsigned)atoi(argv[++i])) != 0)
+                fail("weft_set_concurrency");
+        } else if (strcmp(argv[i], "--layout") == 0 && i + 1 < argc)
+            only = argv[++i];
         else
             run = atoi(argv[i]);
     }
     fib_expected = fib_serial(FIB_N);
     const char *layouts[] = {"four", "shared", "alone"};
     for (int k = 0; k < 3; k++)
-        run_layout(layouts[(k + run) % 3], run, rounds);
+        if (!only || strcmp(only, layouts[(k + run) % 3]) == 0)
+            run_layout(layouts[(k + run) % 3], run, rounds);
     return 0;
 }

@@ -172,6 +172,11 @@ typedef struct weft_config {
        the calling worker still run. */
     void (*on_exit)(unsigned worker, void *user);
     void *user; /* passed to on_start/on_exit */
+    /* true: the pool's workers do not draw from the process's CPU budget
+       (weft_set_concurrency below): for pools whose jobs block outside weft
+       (on I/O, a lock, another thread), which would hold a slot of the budget
+       while they wait. Such a pool's workers run beside the budget's. */
+    bool outside_budget;
 } weft_config;
 
 /* Create a pool and start its workers.
@@ -237,6 +242,42 @@ WEFT_API weft_pool *weft_pool_default(void);
 
 /* Number of workers in pool (NULL: the current pool). Any thread. */
 WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
+
+/* The largest CPU budget. */
+#define WEFT_CONCURRENCY_MAX 4096u
+
+/* The CPU budget: one limit, for the whole process, on the workers of all
+ * pools that run jobs or search for them at once, so that a program's pools,
+ * and those its libraries create, do not together oversubscribe the machine
+ * (oneTBB's global_control::max_allowed_parallelism).
+ *
+ * The default budget, the CPUs this process may use (as threads = 0 counts
+ * them, without $WEFT_NUM_THREADS), binds while two or more pools draw from
+ * it: a pool alone runs as many workers as it was given. A budget set with
+ * weft_set_concurrency binds always, one pool or many.
+ *
+ * A worker runs or searches only while it holds one of max_running slots. It
+ * gives its slot back whenever it sleeps, including when a wait of its job
+ * (weft_join, weft_run, a scope, a loop, an event wait, ...) has nothing left
+ * to run and sleeps, and waits for a slot when it wakes: so a pool whose work
+ * is waiting on another pool's hands its slots to that pool. Which waiting
+ * worker gets a freed slot is not specified. Threads outside the pools,
+ * including contexts, hold no slot: a weft_run from outside does not count.
+ * Pools created with outside_budget draw no slots.
+ *
+ * A job that blocks outside weft (reads a socket, takes a mutex, spins on a
+ * flag another job sets) keeps its slot while it waits: with max_running
+ * such jobs running, the budgeted workers of every pool wait too. Run such
+ * jobs in a pool with outside_budget, or raise the budget.
+ *
+ * weft_set_concurrency sets the budget to max_running slots; 0 restores the
+ * default. A raised budget takes effect at once; a lowered one as workers
+ * sleep (none is stopped). Any thread, any time, also before any
+ * pool exists. Returns 0, or EINVAL if max_running is above
+ * WEFT_CONCURRENCY_MAX (the budget is unchanged).
+ * weft_concurrency returns the budget. Any thread. */
+WEFT_API int weft_set_concurrency(unsigned max_running);
+WEFT_API unsigned weft_concurrency(void);
 
 /* What a pool's workers did since it was created, summed over its workers. */
 typedef struct weft_stats {

@@ -451,6 +451,12 @@ class config {
         c_.wake = protocol;
         return *this;
     }
+    /* weft_config.outside_budget: the workers draw no slot of the CPU
+     * budget (weft::set_concurrency), for jobs that block outside weft. */
+    config &outside_budget(bool exempt = true) {
+        c_.outside_budget = exempt;
+        return *this;
+    }
     config &on_start(std::function<void(unsigned worker)> hook) {
         on_start_ = std::move(hook);
         return *this;
@@ -631,6 +637,20 @@ inline weft_pool *default_pool() {
  * holding context i, -1 elsewhere. */
 inline int thread_index() noexcept {
     return weft_thread_index();
+}
+
+/* weft_set_concurrency: the process's CPU budget, max_running slots shared
+ * by the workers of every pool; 0 restores the default (the CPUs this process
+ * may use). Throws std::system_error(EINVAL) above WEFT_CONCURRENCY_MAX. */
+inline void set_concurrency(unsigned max_running) {
+    int err = weft_set_concurrency(max_running);
+    if (err)
+        detail::throw_error(err, "weft_set_concurrency");
+}
+
+/* weft_concurrency: the CPU budget. */
+inline unsigned concurrency() noexcept {
+    return weft_concurrency();
 }
 
 /* weft_cancel: from a job, cancel the innermost scope, loop, reduction or

@@ -3,6 +3,8 @@
  * Owner only; relaxed stores, as every statistic (stats.h). */
 #include "idle.h"
 
+#include "budget.h"
+
 void (*_Atomic weft__idle_debug_hook)(void *pool, weft__debug_point p);
 
 static void search_begin(weft__idle *idle, uint64_t now) {
@@ -39,6 +41,7 @@ uint64_t weft__idle_sleep_begin(weft__idle *idle, const _Atomic bool *tracing) {
     if (st->woken_without_job)
         weft__stat_add(&st->futile_wakeups, 1);
     weft__trace(tracing, &st->trace, WEFT__TRACE_SLEEP, 0);
+    weft__budget_block();
     return now;
 }
 

@@ -101,7 +101,9 @@ static inline void weft__idle_debug_point(const weft__idle_env *env, weft__debug
 WEFT__HIDDEN uint64_t weft__idle_missed(weft__idle *idle);
 /* The search ends (work found, latch set, or about to block). */
 WEFT__HIDDEN void weft__idle_search_end(weft__idle *idle, uint64_t now);
-/* About to block: statistics, and a trace event if *tracing; returns now. */
+/* About to block: statistics, a trace event if *tracing, and the slot of
+ * the CPU budget goes back (budget.c; the protocol takes one again once it
+ * counts itself searching). Returns now. */
 WEFT__HIDDEN uint64_t weft__idle_sleep_begin(weft__idle *idle, const _Atomic bool *tracing);
 /* Back from a block that began at slept_at: a new search begins; returns now. */
 WEFT__HIDDEN uint64_t weft__idle_sleep_end(weft__idle *idle, uint64_t slept_at);

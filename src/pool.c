@@ -44,6 +44,7 @@
 
 #include "pool.h"
 
+#include "budget.h"
 #include "cpus.h"
 #include "debug_yield.h"
 #include "env.h"
@@ -180,11 +181,13 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     pool->on_start = c->on_start;
     pool->on_exit = c->on_exit;
     pool->user = c->user;
+    pool->budgeted = !c->outside_budget;
     pool->stack_size = c->stack_size ? c->stack_size : WEFT_STACK_SIZE_DEFAULT;
     /* Relaxed: see weft__pool_is_stale. */
     pool->fork_generation = atomic_load_explicit(&weft__fork_generation, memory_order_relaxed);
     atomic_init(&pool->refs, 1);
     atomic_init(&pool->start, WEFT__START_GATED);
+    atomic_init(&pool->budget_waiters, 0);
     weft__pending_init(&pool->pending);
     for (int p = 0; p < WEFT__PRIORITIES; p++)
         weft__injector_init(&pool->injectors[p]);
@@ -220,6 +223,7 @@ static void fork_parent(void) {
 /* The child's only thread, before fork() returns in it. */
 static void fork_child(void) {
     weft__os_fork_child();
+    weft__budget_fork_child();
     /* Relaxed: the child has no other thread (weft__pool_is_stale). */
     atomic_fetch_add_explicit(&weft__fork_generation, 1, memory_order_relaxed);
     weft__set_current_worker(NULL); /* forked inside a job: an outside thread from now on */

@@ -74,8 +74,9 @@ struct weft_pool {
     weft__served served;   /* callers of other pools waiting on us (serve.c) */
     /* Start-up (weft_pool_create): the workers wait at a gate until every
      * thread exists, then run on_start; the creator waits for all of them. */
-    _Atomic uint32_t start;    /* A: a WEFT__START_* value; futex word */
-    weft__count_latch started; /* a count per worker whose on_start has not returned */
+    _Atomic uint32_t start;          /* A: a WEFT__START_* value; futex word */
+    weft__count_latch started;       /* a count per worker whose on_start has not returned */
+    _Atomic uint32_t budget_waiters; /* A: its workers waiting for a slot (budget.c) */
     /* Set before the pool is published. */
     alignas(WEFT__CACHELINE) weft__worker *workers; /* I: threads workers, then contexts */
     unsigned threads;                               /* I */
@@ -92,6 +93,7 @@ struct weft_pool {
     void (*on_exit)(unsigned worker, void *user);   /* I */
     void *user;                                     /* I */
     size_t stack_size;                              /* I */
+    bool budgeted; /* I: its workers draw from the CPU budget (budget.c) */
 };
 
 /* The worker running on this thread, or NULL outside every pool: the

@@ -49,6 +49,7 @@
 
 #include "sleep.h"
 
+#include "budget.h"
 #include "debug_yield.h"
 #include "os.h"
 
@@ -266,9 +267,9 @@ static unsigned searchers(weft__sleep *s) {
     return weft__counters_inactive(c) - weft__counters_sleeping(c);
 }
 
-/* Sleep until woken, or until the leave policy's deadline; tell the policy
- * how it went, and rally the searchers it asks for. */
-static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
+/* Sleep until woken or the leave policy's deadline, then take a budget slot
+ * (budget.c); tell the policy how it went, and rally what it asks for. */
+static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch) {
     slot->flow = 0;
     slot->woken_at_ns = 0;
     slot->sampled = idle->sampled; /* under the lock: its waker reads it */
@@ -291,6 +292,7 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle) {
     weft__idle_debug_point(s->env, WEFT__DEBUG_WOKEN);
     weft__debug_yield();
     count_searching(s); /* our waker took us out of inactive (invariant 2) */
+    weft__budget_unblock(weft__latch_probe(latch)); /* counted searching meanwhile */
     unsigned want = weft__leave_woke(&s->leave, &slot->leave, &w), searching = searchers(s);
     if (searching < want) /* a rally: the pool's work is due (leave.c) */
         wake_any(s, want - searching);
@@ -335,7 +337,7 @@ static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
         back_out(slot, idle, latch, false);
         return;
     }
-    block(s, slot, idle);
+    block(s, slot, idle, latch);
     idle->sleepy = idle->spent = false;
     idle->backoff = 0;
     weft__latch_wake_up(latch);
@@ -408,7 +410,8 @@ static void no_work_found(weft__sleep *s, weft__idle *idle, uint64_t now) {
     weft__leave_now in = {.now = now, .search_ns = idle->search_ns, .phase = s->env->phase};
     weft__leave *lv = &s->slots[idle->index].leave;
     weft__leave_verdict v = weft__leave_decide(&s->leave, lv, &in, &idle->wake_at, &idle->sampled);
-    if (v == WEFT__LEAVE_SEARCH && !idle->spent) { /* spent: sleepy again at once (back_out) */
+    /* spent: sleepy again at once (back_out); wanted: our slot is worth more */
+    if (v == WEFT__LEAVE_SEARCH && !idle->spent && !weft__budget_wanted()) {
         weft__leave_backoff(&idle->backoff);
         return;
     }

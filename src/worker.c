@@ -18,6 +18,7 @@
 #include "frame.h"
 #include "pool.h"
 
+#include "budget.h"
 #include "debug_yield.h"
 #include "os.h"
 
@@ -385,9 +386,12 @@ static void *worker_main(void *arg) {
     if (pool->on_start)
         pool->on_start(w->index, pool->user);
     weft__count_latch_decrement(&pool->started);
+    if (pool->budgeted)
+        weft__budget_enter(&w->terminate, &pool->budget_waiters);
     weft__worker_wait_until(w, &w->terminate);
     if (pool->on_exit)
         pool->on_exit(w->index, pool->user);
+    weft__budget_exit();
     weft__worker_free_jobs(w);
     weft__trace_buf_free(&w->stats.trace); /* events after a stop */
     weft__set_current_worker(NULL);
@@ -397,6 +401,8 @@ static void *worker_main(void *arg) {
 void weft__workers_stop(weft_pool *pool, unsigned started) {
     for (unsigned i = 0; i < started; i++)
         weft__latch_set(&pool->workers[i].terminate);
+    if (pool->budgeted)
+        weft__budget_pool_remove();
     for (unsigned i = 0; i < started; i++)
         pthread_join(pool->workers[i].thread, NULL);
 }
@@ -424,6 +430,8 @@ int weft__workers_start(weft_pool *pool) {
         return err == EPERM ? EAGAIN : err;
     }
     weft__count_latch_init(&pool->started, pool->threads); /* owned by this thread */
+    if (pool->budgeted)
+        weft__budget_pool_add();
     open_start_gate(pool, WEFT__START_GO);
     weft__latch_wait(&pool->started.latch);
     return 0;

@@ -166,3 +166,19 @@ TEST(default_pool_size_follows_the_quota) {
     weft__cpus_root = "";
     cleanup();
 }
+
+/* The CPU budget's default is the same count, without $WEFT_NUM_THREADS. */
+TEST(default_budget_follows_the_quota) {
+    unsigned cpus = weft__os_cpu_count();
+    tree("/app", "/sys/fs/cgroup", "/");
+    put("/sys/fs/cgroup/app/cpu.max", "100000 100000\n");
+    weft__cpus_root = root;
+    setenv("WEFT_NUM_THREADS", "3", 1);
+    CHECK_EQ(weft_concurrency(), 1);
+    put("/sys/fs/cgroup/app/cpu.max", "150000 100000\n");
+    CHECK_EQ(weft_set_concurrency(0), 0); /* the default, counted again */
+    CHECK_EQ(weft_concurrency(), cpus < 2 ? cpus : 2);
+    unsetenv("WEFT_NUM_THREADS");
+    weft__cpus_root = "";
+    cleanup();
+}

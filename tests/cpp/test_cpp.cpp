@@ -512,6 +512,34 @@ TEST(an_exception_cancels_its_loop) {
 }
 #endif
 
+/* The CPU budget: its setting, and a pool exempt from it that runs while a
+ * budgeted job holds the only slot. */
+TEST(cpu_budget_and_exempt_pools) {
+    weft::set_concurrency(1);
+    CHECK_EQ(weft::concurrency(), 1u);
+#if WEFT_HPP_EXCEPTIONS
+    try {
+        weft::set_concurrency(WEFT_CONCURRENCY_MAX + 1);
+        CHECK(false);
+    } catch (const std::system_error &e) {
+        CHECK_EQ(e.code().value(), EINVAL);
+    }
+    CHECK_EQ(weft::concurrency(), 1u);
+#endif
+    std::atomic<bool> holding{false}, go{false};
+    weft::pool budgeted(threads(2)), exempt(threads(2).outside_budget());
+    weft::spawn(budgeted, [&] {
+        holding = true;
+        while (!go.load())
+            std::this_thread::sleep_for(std::chrono::microseconds(100));
+    });
+    while (!holding.load())
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    weft::run(exempt, [&] { go = true; });
+    budgeted.destroy();
+    weft::set_concurrency(0);
+}
+
 TEST(spawn_runs_detached_jobs_before_the_pool_goes) {
     std::atomic<long> sum{0};
     {

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/* The CPU budget (weft_set_concurrency, budget.c): how many workers of all
+ * pools run at once, and that nothing waits for a slot forever: a raised
+ * budget, a blocked wait, a pool's destruction, an exempt pool and a fork
+ * child each get their work done while every slot is held. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "child.h"
+#include "cpus.h"
+#include "pools.h"
+#include "weft.h"
+
+/* ---- At most `budget` jobs of any pool at once ---------------------------- */
+
+static _Atomic int running, most;
+
+/* Counts the jobs running on workers (an outside caller that runs a piece
+ * itself does not count against the budget) and the most seen at once. */
+static void enter(void) {
+    int now = atomic_fetch_add(&running, 1) + 1, seen = atomic_load(&most);
+    while (now > seen && !atomic_compare_exchange_weak(&most, &seen, now)) {
+    }
+}
+
+static void count_piece(size_t begin, size_t end, void *arg) {
+    bool worker = weft_thread_index() >= 0;
+    if (worker)
+        enter();
+    _Atomic long *sum = arg;
+    for (size_t i = begin; i < end; i++)
+        atomic_fetch_add_explicit(sum, (long)i, memory_order_relaxed);
+    if (worker)
+        atomic_fetch_sub(&running, 1);
+}
+
+typedef struct fib_arg {
+    int n;
+    long r;
+} fib_arg;
+
+static void fib(void *arg) {
+    fib_arg *f = arg;
+    bool worker = weft_thread_index() >= 0;
+    if (worker)
+        enter();
+    if (f->n < 2) {
+        f->r = f->n;
+    } else {
+        fib_arg a = {f->n - 1, 0}, b = {f->n - 2, 0};
+        if (worker) /* joining is a wait: it may hand the slot on */
+            atomic_fetch_sub(&running, 1);
+        weft_join(fib, &a, fib, &b);
+        if (worker)
+            enter();
+        f->r = a.r + b.r;
+    }
+    if (worker)
+        atomic_fetch_sub(&running, 1);
+}
+
+#define DRIVERS 3
+#define LOOP_N  20000
+
+static void *drive(void *arg) {
+    weft_pool *pool = arg;
+    for (long round = 0; round < scaled(40); round++) {
+        _Atomic long sum = 0;
+        weft_for(pool, 0, LOOP_N, 16, count_piece, &sum);
+        CHECK_EQ(atomic_load(&sum), (long)LOOP_N * (LOOP_N - 1) / 2);
+        fib_arg f = {16, 0};
+        weft_run(pool, fib, &f);
+        CHECK_EQ(f.r, 987);
+    }
+    return NULL;
+}
+
+/* Three pools of four, each driven by its own thread: with a budget of one,
+ * one job of theirs runs at a time, and all their work gets done. */
+TEST(a_budget_of_one_runs_one_job_at_a_time) {
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    CHECK_EQ(weft_concurrency(), 1);
+    weft_pool *pools[DRIVERS];
+    pthread_t t[DRIVERS];
+    for (int i = 0; i < DRIVERS; i++) {
+        pools[i] = make_pool(4);
+        CHECK_EQ(pthread_create(&t[i], NULL, drive, pools[i]), 0);
+    }
+    for (int i = 0; i < DRIVERS; i++) {
+        CHECK_EQ(pthread_join(t[i], NULL), 0);
+        CHECK_EQ(weft_pool_destroy(pools[i]), 0);
+    }
+    CHECK_EQ(atomic_load(&most), 1);
+}
+
+/* The default budget binds once two pools draw from it. */
+TEST(the_default_budget_binds_between_pools) {
+    unsigned n = weft_concurrency() + 2;
+    weft_pool *pools[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) {
+        pools[i] = make_pool(n);
+        CHECK_EQ(pthread_create(&t[i], NULL, drive, pools[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK_EQ(pthread_join(t[i], NULL), 0);
+        CHECK_EQ(weft_pool_destroy(pools[i]), 0);
+    }
+    CHECK(atomic_load(&most) <= (int)weft_concurrency());
+}
+
+/* ...and not on a pool alone: its owner may want more workers running than
+ * there are CPUs (here, jobs that wait for each other). */
+static _Atomic unsigned arrived;
+
+static void meet(void *arg) {
+    unsigned n = *(unsigned *)arg;
+    atomic_fetch_add(&arrived, 1);
+    while (atomic_load(&arrived) < n)
+        check_sleep_us(100);
+}
+
+TEST(a_pool_alone_runs_all_its_workers) {
+    unsigned n = weft_concurrency() + 2;
+    weft_pool *pool = make_pool(n);
+    for (unsigned i = 0; i < n; i++)
+        CHECK_EQ(weft_spawn(pool, meet, &n), 0);
+    CHECK_EQ(weft_pool_destroy(pool), 0); /* returns once every job met the others */
+    CHECK_EQ(atomic_load(&arrived), n);
+}
+
+/* ---- Nothing waits for a slot forever ------------------------------------- */
+
+static _Atomic bool holding, release;
+
+/* Holds a slot, as a job blocked outside weft would, until released. */
+static void hold(void *arg) {
+    (void)arg;
+    atomic_store(&holding, true);
+    while (!atomic_load(&release))
+        check_sleep_us(100);
+}
+
+static void do_release(void *arg) {
+    (void)arg;
+    atomic_store(&release, true);
+}
+
+/* A budget of one, its slot held by a job of a pool of two; returns the pool. */
+static weft_pool *hold_the_only_slot(void) {
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    weft_pool *holder = make_pool(2);
+    CHECK_EQ(weft_spawn(holder, hold, NULL), 0);
+    while (!atomic_load(&holding))
+        check_sleep_us(100);
+    return holder;
+}
+
+/* A raised budget wakes the workers waiting for a slot. */
+TEST(raising_the_budget_wakes_waiting_workers) {
+    weft_pool *holder = hold_the_only_slot();
+    weft_pool *other = make_pool(2);
+    CHECK_EQ(weft_spawn(other, do_release, NULL), 0);
+    check_sleep_us(20000);
+    CHECK(!atomic_load(&release)); /* no slot for other's workers */
+    CHECK_EQ(weft_set_concurrency(2), 0);
+    CHECK_EQ(weft_pool_destroy(other), 0); /* waits for do_release */
+    CHECK(atomic_load(&release));
+    CHECK_EQ(weft_pool_destroy(holder), 0);
+}
+
+/* A job that waits for another pool's work gives its slot to that pool. */
+static void run_in_other(void *arg) {
+    weft_run(arg, do_release, NULL);
+}
+
+TEST(a_blocked_wait_hands_its_slot_on) {
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    weft_pool *a = make_pool(2), *b = make_pool(2);
+    for (int i = 0; i < (int)scaled(100); i++) {
+        atomic_store(&release, false);
+        weft_run(a, run_in_other, b);
+        CHECK(atomic_load(&release));
+    }
+    CHECK_EQ(weft_pool_destroy(a), 0);
+    CHECK_EQ(weft_pool_destroy(b), 0);
+}
+
+/* Destroying a pool whose workers wait for a slot does not wait for one. */
+TEST(destroy_does_not_wait_for_a_slot) {
+    weft_pool *holder = hold_the_only_slot();
+    for (int i = 0; i < 3; i++) {
+        weft_pool *other = make_pool(4);
+        check_sleep_us(1000); /* its workers wait for the slot by now, or soon */
+        CHECK_EQ(weft_pool_destroy(other), 0);
+    }
+    atomic_store(&release, true);
+    CHECK_EQ(weft_pool_destroy(holder), 0);
+}
+
+/* A pool made outside the budget runs while every slot is held. */
+TEST(an_exempt_pool_runs_beside_a_full_budget) {
+    weft_pool *holder = hold_the_only_slot();
+    weft_pool *exempt;
+    CHECK_EQ(weft_pool_create(&exempt, &(weft_config){.threads = 2, .outside_budget = true}), 0);
+    weft_run(exempt, do_release, NULL);
+    CHECK(atomic_load(&release));
+    CHECK_EQ(weft_pool_destroy(exempt), 0);
+    CHECK_EQ(weft_pool_destroy(holder), 0);
+}
+
+/* A child forked while the parent's workers hold every slot starts with all
+ * of them free (their holders did not survive the fork). */
+static void child_runs_a_pool(void) {
+    CHECK_EQ(weft_concurrency(), 1); /* the parent's budget */
+    weft_pool *pool = make_pool(2);
+    atomic_store(&release, false);
+    weft_run(pool, do_release, NULL);
+    CHECK(atomic_load(&release));
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+TEST(a_fork_child_starts_with_every_slot_free) {
+    weft_pool *holder = hold_the_only_slot();
+    char err[256];
+    int status = child_run(child_runs_a_pool, err, sizeof err);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    atomic_store(&release, true);
+    CHECK_EQ(weft_pool_destroy(holder), 0);
+}
+
+/* ---- The setting ---------------------------------------------------------- */
+
+TEST(the_budget_defaults_to_the_cpus_and_has_a_limit) {
+    unsigned cpus = weft__cpus_available();
+    CHECK_EQ(weft_concurrency(), cpus < WEFT_CONCURRENCY_MAX ? cpus : WEFT_CONCURRENCY_MAX);
+    CHECK_EQ(weft_set_concurrency(WEFT_CONCURRENCY_MAX + 1), EINVAL);
+    CHECK_EQ(weft_concurrency(), cpus); /* unchanged */
+    CHECK_EQ(weft_set_concurrency(WEFT_CONCURRENCY_MAX), 0);
+    CHECK_EQ(weft_concurrency(), WEFT_CONCURRENCY_MAX);
+    CHECK_EQ(weft_set_concurrency(0), 0);
+    CHECK_EQ(weft_concurrency(), cpus);
+}
+
+/* A budget lowered under the running workers holds once they have slept:
+ * the pool's work still gets done. */
+TEST(a_lowered_budget_still_runs_everything) {
+    weft_pool *pool = make_pool(4);
+    _Atomic long sum = 0;
+    CHECK_EQ(weft_set_concurrency(WEFT_CONCURRENCY_MAX), 0);
+    weft_for(pool, 0, LOOP_N, 16, count_piece, &sum);
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    atomic_store(&sum, 0);
+    weft_for(pool, 0, LOOP_N, 16, count_piece, &sum);
+    CHECK_EQ(atomic_load(&sum), (long)LOOP_N * (LOOP_N - 1) / 2);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
