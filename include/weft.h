@@ -260,19 +260,25 @@ WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
  * gives its slot back whenever it sleeps, including when a wait of its job
  * (weft_join, weft_run, a scope, a loop, an event wait, ...) has nothing left
  * to run and sleeps, and waits for a slot when it wakes: so a pool whose work
- * is waiting on another pool's hands its slots to that pool. Which waiting
- * worker gets a freed slot is not specified. Threads outside the pools,
- * including contexts, hold no slot: a weft_run from outside does not count.
- * Pools created with outside_budget draw no slots.
+ * is waiting on another pool's hands its slots to that pool. Waiting workers
+ * get freed slots in the order they asked, except that a worker whose job's
+ * wait is over, or whose pool has high-priority work queued, goes first. A
+ * worker that has held its slot for 50 ms hands it, between two jobs, to a
+ * waiting worker of another pool (or one that goes first) and waits for the
+ * next, so a pool with a stream of jobs does not starve the others. Threads outside the pools,
+ * including contexts, hold no slot: a weft_run from outside does not count. Pools created with
+ * outside_budget draw no slots.
  *
  * A job that blocks outside weft (reads a socket, takes a mutex, spins on a
- * flag another job sets) keeps its slot while it waits: with max_running
- * such jobs running, the budgeted workers of every pool wait too. Run such
- * jobs in a pool with outside_budget, or raise the budget.
+ * flag another job sets) keeps its slot while it waits, and a job that runs
+ * for long keeps it until it returns: with max_running such jobs running,
+ * the budgeted workers of every pool wait too. Run such jobs in a pool with
+ * outside_budget, or raise the budget.
  *
  * weft_set_concurrency sets the budget to max_running slots; 0 restores the
- * default. A raised budget takes effect at once; a lowered one as workers
- * sleep (none is stopped). Any thread, any time, also before any
+ * default. A raised budget takes effect at once; a lowered one, or the
+ * default one when a second pool starts, as the workers holding slots sleep
+ * or hand them over (none is stopped). Any thread, any time, also before any
  * pool exists. Returns 0, or EINVAL if max_running is above
  * WEFT_CONCURRENCY_MAX (the budget is unchanged).
  * weft_concurrency returns the budget. Any thread. */

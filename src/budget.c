@@ -21,43 +21,49 @@
  * queued on each. Slots are counted either way, so a cap that starts to
  * bind finds the count right.
  *
- * Two kinds of waiter. A worker woken with its latch set (the join, scope,
- * run or event it waits in is done) holds a continuation that no other
- * worker can run: it waits as URGENT, is woken first, and a NORMAL taker
- * leaves a free slot to it. Any other waiter was woken to look for work that
- * a slot holder may find as well.
+ * Waiters queue, first come first served, in two queues. A worker woken with
+ * its latch set (the join, scope, run or event it waits in is done) holds a
+ * continuation that no other worker can run, and one woken in a pool with
+ * high-priority work queued has that work: both queue as URGENT, served
+ * before NORMAL. A freed slot goes to the first waiter directly (its `word`
+ * set GRANTED; the slot stays counted in running), so a thread that takes
+ * slots without waiting cannot overtake the queue, and only takes one while
+ * nobody queues. A holder between two jobs that has kept its slot for a
+ * slice while an URGENT waiter, or a waiter of another pool, queues hands
+ * the slot to the first such waiter and queues first for the next: a pool
+ * with a stream of jobs shares the budget with the others, as the kernel
+ * would share a CPU (weft__budget_between_jobs).
  *
  * Invariants:
- *  1. running is the number of slots held. It exceeds cap only while the
- *     cap does not bind, after it was lowered or began to bind (holders keep
- *     their slots until they block), or while a pool is destroyed (a
+ *  1. running counts the slots held or granted. It exceeds cap only while
+ *     the cap does not bind, after it was lowered or began to bind (holders
+ *     keep their slots until they block), or while a pool is destroyed (a
  *     stopping worker that found no slot finishes without one).
  *  2. A thread holds at most one slot (me.held), and only a worker of a
  *     budgeted pool takes one (me.stop set).
- *  3. No waiter sleeps while a slot is free for it. A releaser decrements
- *     running, then reads the waiters (URGENT first); a waiter adds itself
- *     to the waiters of its kind, then reads running to take a slot. All
- *     these accesses are seq-cst: either the releaser sees the waiter (or
- *     an URGENT one, which takes the slot) and wakes one, or the waiter sees
- *     the freed slot. A waiter reads its kind's `turn` before it tries and
- *     blocks only while `turn` still holds that value, so a bump after its
- *     read ends the block.
- *  4. A releaser may wake a kind whose waiter takes another slot, or leaves
- *     without one: every waiter, once it stops counting itself, looks again
- *     (seq-cst, after its decrement) and wakes the next waiter if a slot is
- *     free. With 3 this leaves no free slot unclaimed while anyone waits: a
- *     releaser that read the departing waiter still counted is seen by its
- *     look.
+ *  3. No waiter stays queued while a slot is free: the queues change only
+ *     under the lock, and every change that may free a slot for a waiter (a
+ *     waiter queued, a cap raised, the cap unbound, a waiter cancelled)
+ *     grants free slots to the heads before it unlocks (grant_free). A
+ *     release outside the lock decrements running, then reads `queued`; a
+ *     waiter adds itself to `queued`, then (grant_free) reads running; all
+ *     seq-cst: either the release sees the waiter and grants under the lock,
+ *     or the waiter's grant sees the freed slot.
+ *  4. A granted waiter takes the lock once before it returns, so the granter,
+ *     which wakes it under the lock, is done with the waiter's node (on the
+ *     waiter's stack) before it can go.
  *
  * Liveness: a slot holder gives the slot back when it blocks in weft or
- * exits, and a holder that searches in vain while a continuation, or a
- * worker of another pool, waits for a slot sleeps at once
- * (weft__budget_wanted). A job that blocks outside weft (on I/O, a lock, or
- * a spin on another job) keeps its slot while it waits: with every slot
- * held by such jobs, the other workers wait too. weft.h says so, and offers
- * pools exempt from the budget for such work.
+ * exits, hands it over between jobs as above, and sleeps at once, after a
+ * search in vain, while a waiter wants its slot (weft__budget_wanted). A
+ * job that blocks outside weft (on I/O, a lock, or a spin on another job)
+ * keeps its slot while it waits, and a job that runs for long keeps it
+ * until it returns: with every slot held by such jobs, the other workers
+ * wait too. weft.h says so, and offers pools exempt from the budget for
+ * such work.
  */
 #include <errno.h>
+#include <pthread.h>
 
 #include <weft.h>
 
@@ -67,124 +73,191 @@
 #include "os.h"
 
 enum { NORMAL, URGENT };
+enum { WAITING, GRANTED, CANCELLED }; /* a waiter's word */
 
-/* One line: a release reads the waiters right after running. */
-static _Alignas(WEFT__CACHELINE) struct {
-    _Atomic uint32_t running;    /* A: slots held */
-    _Atomic uint32_t cap;        /* A: slots there are; 0 until first read */
-    _Atomic uint32_t waiters[2]; /* A: threads in take()'s wait, by kind */
-    _Atomic uint32_t turn[2];    /* A: futex words, by kind; a bump ends the waits */
-    _Atomic uint32_t pools;      /* A: budgeted pools with workers */
-    _Atomic bool chosen;         /* A: the cap was set (weft_set_concurrency) */
-} budget;
+/* How long a holder keeps its slot from waiters of other pools while it has
+ * jobs to run: a bound on starvation, not a time slice. A hand-over
+ * interrupts fork-join work (the holder's private jobs wait until it runs
+ * again), so it must be rare against the work it interrupts: slices of the
+ * kernel's order (3 ms) cost four busy pools 16-21% of their time, 50 ms
+ * nothing measurable (docs/performance.md). */
+#define SLICE_NS ((uint64_t)50000000)
 
-/* The calling thread. */
+typedef struct waiter {
+    _Atomic uint32_t word;          /* A: futex word, WAITING until granted or cancelled */
+    struct waiter *next;            /* L */
+    weft__latch *stop;              /* I: its worker's terminate latch */
+    _Atomic uint32_t *pool_waiters; /* I: its pool's NORMAL waiters */
+} waiter;
+
+static struct {
+    /* One line: a release reads queued right after running. */
+    _Alignas(WEFT__CACHELINE) _Atomic uint32_t running; /* A: slots held or granted */
+    _Atomic uint32_t queued;   /* A, written under lock: waiters in both queues */
+    _Atomic uint32_t urgent;   /* A, written under lock: of them URGENT */
+    _Atomic uint32_t cap;      /* A: slots there are; 0 until a pool or the API sets it */
+    _Atomic uint32_t pools;    /* A: budgeted pools with workers */
+    _Atomic bool chosen;       /* A: the cap was set (weft_set_concurrency) */
+    pthread_mutex_t lock;      /* the queues */
+    waiter *head[2], *tail[2]; /* L: FIFO, by kind */
+} budget = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The calling thread. Initial-exec, as weft__tls_worker (join.h): a load
+ * from the thread pointer on every job's way out (weft__budget_between_jobs). */
 static _Thread_local struct {
     bool held;                      /* holds a slot */
+    uint64_t since;                 /* when it took it */
     weft__latch *stop;              /* a budgeted worker: its terminate latch; else NULL */
     _Atomic uint32_t *pool_waiters; /* a budgeted worker: its pool's NORMAL waiters */
-} me;
+} me __attribute__((tls_model("initial-exec")));
 
 static uint32_t cpus(void) {
     unsigned n = weft__cpus_available();
     return n < WEFT_CONCURRENCY_MAX ? n : WEFT_CONCURRENCY_MAX;
 }
 
-static uint32_t cap_now(void) {
-    /* Relaxed: the cap orders nothing; a changed cap bumps the turns, whose
-     * release makes it visible to every waiter (wake). */
-    uint32_t cap = atomic_load_explicit(&budget.cap, memory_order_relaxed);
-    if (WEFT__LIKELY(cap))
-        return cap;
-    uint32_t unset = 0, n = cpus(); /* files read once, until the cap is set */
-    /* Relaxed: as above; a racing weft_set_concurrency wins. */
+/* Set the default cap to n unless a cap is set; return the cap. Workers
+ * never call it with the files unread: reading them (malloc in fopen) at an
+ * arbitrary time would let a fork child inherit an allocator lock held (the
+ * ASan runtime of gcc 12 does not take it around fork; test_fork.c). */
+static uint32_t cap_or(uint32_t n) {
+    uint32_t unset = 0;
+    /* Relaxed: the cap orders nothing; whoever changes it grants under the
+     * lock what the change frees. A racing weft_set_concurrency wins. */
     if (atomic_compare_exchange_strong_explicit(&budget.cap, &unset, n, memory_order_relaxed,
                                                 memory_order_relaxed))
         return n;
     return unset;
 }
 
-static uint32_t waiting(int kind) {
-    /* Seq-cst: invariants 3 and 4. */
-    return atomic_load_explicit(&budget.waiters[kind], memory_order_seq_cst);
+/* The slots there are for now: the cap where it binds (a chosen one always;
+ * the default one while two pools or more draw from it), else no limit.
+ * Relaxed: whoever changes either grants under the lock what it frees. */
+static uint32_t limit(void) {
+    if (atomic_load_explicit(&budget.chosen, memory_order_relaxed) ||
+        atomic_load_explicit(&budget.pools, memory_order_relaxed) > 1)
+        return atomic_load_explicit(&budget.cap, memory_order_relaxed); /* set: pool_add */
+    return UINT32_MAX;
 }
 
-/* Does the cap bind? A chosen one always; the default one while two pools or
- * more draw from it (see the top of this file). Relaxed: a change that
- * unbinds wakes every waiter, and the bump's release makes it visible. */
-static bool binding(void) {
-    return atomic_load_explicit(&budget.chosen, memory_order_relaxed) ||
-           atomic_load_explicit(&budget.pools, memory_order_relaxed) > 1;
-}
-
-static bool try_take(int kind) {
-    uint32_t cap = binding() ? cap_now() : UINT32_MAX;
-    /* Seq-cst: the waiter's side of invariant 3 (after its count). */
+/* A slot, if one is free. Seq-cst: invariant 3. */
+static bool take_free(void) {
+    uint32_t cap = limit();
     uint32_t held = atomic_load_explicit(&budget.running, memory_order_seq_cst);
-    while (held < cap) {
-        if (kind == NORMAL && waiting(URGENT))
-            return false; /* the slot is a continuation's */
+    while (held < cap)
         if (atomic_compare_exchange_weak_explicit(&budget.running, &held, held + 1,
                                                   memory_order_seq_cst, memory_order_seq_cst))
             return true;
-    }
     return false;
 }
 
-static void wake(int kind, bool all) {
-    /* Release: a waiter whose acquire read of turn sees the bump sees what
-     * came before it (a freed slot, a new cap). */
-    atomic_fetch_add_explicit(&budget.turn[kind], 1, memory_order_release);
-    if (all)
-        weft__os_wake_all(&budget.turn[kind]);
-    else
-        weft__os_wake_one(&budget.turn[kind]);
+static void got(void) {
+    me.held = true;
+    me.since = weft__now_ns();
 }
 
-/* A slot may be free: wake one waiter for it, URGENT first. */
-static void wake_next(void) {
-    if (waiting(URGENT))
-        wake(URGENT, false);
-    else if (waiting(NORMAL))
-        wake(NORMAL, false);
+/* ---- The queues (under the lock) ------------------------------------------ */
+
+/* At the tail of its queue, or, if first, at the head. */
+static void enqueue(waiter *w, int kind, bool first) {
+    w->next = first ? budget.head[kind] : NULL;
+    if (first)
+        budget.head[kind] = w;
+    else if (budget.tail[kind])
+        budget.tail[kind]->next = w;
+    else
+        budget.head[kind] = w;
+    if (!w->next)
+        budget.tail[kind] = w;
+    if (kind == URGENT) /* Relaxed: written under the lock; read as a hint */
+        atomic_fetch_add_explicit(&budget.urgent, 1, memory_order_relaxed);
+    else /* Relaxed: a hint for weft__budget_wanted */
+        atomic_fetch_add_explicit(w->pool_waiters, 1, memory_order_relaxed);
+    /* Seq-cst: invariant 3, before grant_free reads running. */
+    atomic_fetch_add_explicit(&budget.queued, 1, memory_order_seq_cst);
+}
+
+/* Unlink w, whose predecessor in its queue is prev (NULL: the head); wake
+ * it with `how`. */
+static void dequeue(waiter *w, waiter *prev, int kind, uint32_t how) {
+    *(prev ? &prev->next : &budget.head[kind]) = w->next;
+    if (budget.tail[kind] == w)
+        budget.tail[kind] = prev;
+    if (kind == URGENT) /* Relaxed: as in enqueue */
+        atomic_fetch_sub_explicit(&budget.urgent, 1, memory_order_relaxed);
+    else /* Relaxed: as in enqueue */
+        atomic_fetch_sub_explicit(w->pool_waiters, 1, memory_order_relaxed);
+    /* Relaxed: ordered by the lock for every reader that matters (a
+     * release that misses the decrement takes the lock for nothing). */
+    atomic_fetch_sub_explicit(&budget.queued, 1, memory_order_relaxed);
+    /* Release: the waiter's acquire load of its word. */
+    atomic_store_explicit(&w->word, how, memory_order_release);
+    weft__os_wake_one(&w->word); /* under the lock: invariant 4 */
+}
+
+/* Give free slots to the first waiters, URGENT first. */
+static void grant_free(void) {
+    /* Relaxed: written under the lock, which we hold. */
+    while (atomic_load_explicit(&budget.queued, memory_order_relaxed) && take_free()) {
+        int kind = budget.head[URGENT] ? URGENT : NORMAL;
+        dequeue(budget.head[kind], NULL, kind, GRANTED);
+    }
+}
+
+/* Called under the lock with w queued: unlock, and wait until w is granted
+ * a slot or cancelled. */
+static void wait_in(waiter *w) {
+    pthread_mutex_unlock(&budget.lock);
+    uint32_t word;
+    /* Acquire: pairs with dequeue's release. */
+    while ((word = atomic_load_explicit(&w->word, memory_order_acquire)) == WAITING)
+        weft__os_wait(&w->word, WAITING);
+    /* Invariant 4: whoever set our word wakes us under the lock. */
+    pthread_mutex_lock(&budget.lock);
+    pthread_mutex_unlock(&budget.lock);
+    if (word == GRANTED)
+        got();
+}
+
+static waiter waiter_of_mine(void) {
+    waiter w = {.stop = me.stop, .pool_waiters = me.pool_waiters};
+    atomic_init(&w.word, WAITING);
+    return w;
+}
+
+/* Take a slot, waiting for one in the queue of `kind`; none once me.stop is
+ * set (a stopping worker does not wait for other pools). */
+static void take(int kind) {
+    /* Relaxed: a hint; nobody queues, so a free slot overtakes no one. */
+    if (!atomic_load_explicit(&budget.queued, memory_order_relaxed) && take_free()) {
+        got();
+        return;
+    }
+    waiter w = waiter_of_mine();
+    pthread_mutex_lock(&budget.lock);
+    if (weft__latch_probe(me.stop)) {
+        pthread_mutex_unlock(&budget.lock);
+        return;
+    }
+    if (!budget.head[kind] && (kind == URGENT || !budget.head[URGENT]) && take_free()) {
+        pthread_mutex_unlock(&budget.lock);
+        got();
+        return;
+    }
+    enqueue(&w, kind, false);
+    grant_free(); /* invariant 3: a release that missed us */
+    wait_in(&w);
 }
 
 static void give_back(void) {
     me.held = false;
-    /* Seq-cst: the releaser's side of invariant 3 (before its reads). */
-    uint32_t held = atomic_fetch_sub_explicit(&budget.running, 1, memory_order_seq_cst);
-    if (held - 1 < cap_now())
-        wake_next();
-}
-
-/* Take a slot, waiting for one; give up (without one) once me.stop is set. */
-static void take(int kind) {
-    if (try_take(kind)) {
-        me.held = true;
-        return;
+    /* Seq-cst: invariant 3, the release's side. */
+    atomic_fetch_sub_explicit(&budget.running, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&budget.queued, memory_order_seq_cst)) {
+        pthread_mutex_lock(&budget.lock);
+        grant_free();
+        pthread_mutex_unlock(&budget.lock);
     }
-    if (kind == NORMAL) /* Relaxed: a hint for weft__budget_wanted (there, why). */
-        atomic_fetch_add_explicit(me.pool_waiters, 1, memory_order_relaxed);
-    /* Seq-cst: invariant 3, before the try below. */
-    atomic_fetch_add_explicit(&budget.waiters[kind], 1, memory_order_seq_cst);
-    for (;;) {
-        /* Acquire: pairs with wake's release. */
-        uint32_t turn = atomic_load_explicit(&budget.turn[kind], memory_order_acquire);
-        if (try_take(kind)) {
-            me.held = true;
-            break;
-        }
-        if (weft__latch_probe(me.stop))
-            break;
-        weft__os_wait(&budget.turn[kind], turn);
-    }
-    /* Seq-cst: invariant 4, before the look below. */
-    atomic_fetch_sub_explicit(&budget.waiters[kind], 1, memory_order_seq_cst);
-    if (kind == NORMAL) /* Relaxed: a hint, as above. */
-        atomic_fetch_sub_explicit(me.pool_waiters, 1, memory_order_relaxed);
-    /* Seq-cst: invariant 4. */
-    if (atomic_load_explicit(&budget.running, memory_order_seq_cst) < cap_now())
-        wake_next();
 }
 
 void weft__budget_enter(weft__latch *stop, _Atomic uint32_t *pool_waiters) {
@@ -204,59 +277,115 @@ void weft__budget_block(void) {
         give_back();
 }
 
-void weft__budget_unblock(bool continuation) {
+void weft__budget_unblock(bool urgent) {
     if (me.stop && !me.held)
-        take(continuation ? URGENT : NORMAL);
+        take(urgent ? URGENT : NORMAL);
 }
 
 bool weft__budget_wanted(void) {
     if (!me.held)
         return false;
-    /* Relaxed: a hint, never needed for progress: a waiter we miss gets our
-     * slot when we sleep; one we misjudge costs a search or a sleep. */
-    if (atomic_load_explicit(&budget.waiters[URGENT], memory_order_relaxed))
+    /* Relaxed: hints, never needed for progress: a waiter we miss gets our
+     * slot when we sleep or between jobs; one we misjudge costs a search or
+     * a sleep. */
+    uint32_t queued = atomic_load_explicit(&budget.queued, memory_order_relaxed);
+    if (!queued)
+        return false;
+    if (atomic_load_explicit(&budget.urgent, memory_order_relaxed))
         return true;
-    uint32_t ours = atomic_load_explicit(me.pool_waiters, memory_order_relaxed);
-    return atomic_load_explicit(&budget.waiters[NORMAL], memory_order_relaxed) > ours;
+    return queued > atomic_load_explicit(me.pool_waiters, memory_order_relaxed);
 }
 
-static void wake_all(void) {
-    wake(NORMAL, true);
-    wake(URGENT, true);
+void weft__budget_between_jobs(void) {
+    if (!weft__budget_wanted() || weft__now_ns() - me.since < SLICE_NS)
+        return;
+    pthread_mutex_lock(&budget.lock);
+    /* The first URGENT waiter, else the first of another pool: not the
+     * queue's head, which may be one of ours and would pass the slot back. */
+    int kind = budget.head[URGENT] ? URGENT : NORMAL;
+    waiter *prev = NULL, *to = budget.head[kind];
+    for (; kind == NORMAL && to && to->pool_waiters == me.pool_waiters; to = to->next)
+        prev = to;
+    if (!to) { /* gone meanwhile */
+        pthread_mutex_unlock(&budget.lock);
+        return;
+    }
+    /* Our slot goes to it directly (running stays), and we wait first in
+     * line for the next one: the others queued for work that a search of
+     * theirs may no longer find, and our pool has jobs. */
+    dequeue(to, prev, kind, GRANTED);
+    me.held = false;
+    waiter w = waiter_of_mine();
+    enqueue(&w, NORMAL, true);
+    wait_in(&w);
 }
 
-void weft__budget_pool_add(void) {
-    /* Relaxed: read as a hint of binding(); a pool's workers count as they
-     * take slots, whenever the cap starts to bind. */
+void weft__budget_pool_add(unsigned cpus_available) {
+    cap_or(cpus_available < WEFT_CONCURRENCY_MAX ? cpus_available : WEFT_CONCURRENCY_MAX);
+    /* Relaxed: a cap that starts to bind frees nothing; read by limit(). */
     atomic_fetch_add_explicit(&budget.pools, 1, memory_order_relaxed);
 }
 
 void weft__budget_pool_remove(void) {
-    /* Relaxed: published by the bump's release in wake_all. */
+    /* Relaxed: the grant below, under the lock, acts on it. */
     atomic_fetch_sub_explicit(&budget.pools, 1, memory_order_relaxed);
-    wake_all(); /* its workers see their latches; a cap that stops binding frees all */
+    pthread_mutex_lock(&budget.lock);
+    for (int kind = NORMAL; kind <= URGENT; kind++) { /* its stopping workers */
+        waiter *prev = NULL;
+        for (waiter *w = budget.head[kind], *next; w; w = next) {
+            next = w->next;
+            if (weft__latch_probe(w->stop))
+                dequeue(w, prev, kind, CANCELLED);
+            else
+                prev = w;
+        }
+    }
+    grant_free(); /* a cap that stopped binding */
+    pthread_mutex_unlock(&budget.lock);
+}
+
+void weft__budget_fork_prepare(void) {
+    pthread_mutex_lock(&budget.lock);
+}
+
+void weft__budget_fork_parent(void) {
+    pthread_mutex_unlock(&budget.lock);
 }
 
 void weft__budget_fork_child(void) {
-    /* Relaxed: the child has one thread. The cap stays the parent's. */
+    /* Relaxed: the child has one thread. The cap stays the parent's; its
+     * holders, waiters and pools are gone. */
     atomic_store_explicit(&budget.running, 0, memory_order_relaxed);
-    atomic_store_explicit(&budget.waiters[NORMAL], 0, memory_order_relaxed);
-    atomic_store_explicit(&budget.waiters[URGENT], 0, memory_order_relaxed);
-    atomic_store_explicit(&budget.pools, 0, memory_order_relaxed); /* the parent's are stale */
+    atomic_store_explicit(&budget.queued, 0, memory_order_relaxed);
+    atomic_store_explicit(&budget.urgent, 0, memory_order_relaxed);
+    atomic_store_explicit(&budget.pools, 0, memory_order_relaxed);
+    budget.head[NORMAL] = budget.head[URGENT] = budget.tail[NORMAL] = budget.tail[URGENT] = NULL;
     me.held = false;
     me.stop = NULL; /* forked inside a job: an outside thread from now on */
+    pthread_mutex_unlock(&budget.lock);
 }
 
 int weft_set_concurrency(unsigned max_running) {
     if (max_running > WEFT_CONCURRENCY_MAX)
         return EINVAL;
-    /* Relaxed: published by the bump's release in wake_all. */
+    pthread_mutex_lock(&budget.lock);
+    /* Relaxed: the grant below acts on them, under the lock; other readers
+     * take them as hints (limit). */
     atomic_store_explicit(&budget.cap, max_running ? max_running : cpus(), memory_order_relaxed);
     atomic_store_explicit(&budget.chosen, max_running != 0, memory_order_relaxed);
-    wake_all(); /* a raised cap: every waiter tries again */
+    grant_free(); /* a raised cap */
+    pthread_mutex_unlock(&budget.lock);
     return 0;
 }
 
+unsigned weft__budget_waiting(bool urgent) {
+    /* Relaxed: a snapshot for tests. */
+    uint32_t u = atomic_load_explicit(&budget.urgent, memory_order_relaxed);
+    return urgent ? u : atomic_load_explicit(&budget.queued, memory_order_relaxed) - u;
+}
+
 unsigned weft_concurrency(void) {
-    return cap_now();
+    /* Relaxed: a value alone. */
+    uint32_t cap = atomic_load_explicit(&budget.cap, memory_order_relaxed);
+    return cap ? cap : cap_or(cpus()); /* the files, read on the caller's thread */
 }

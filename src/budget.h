@@ -22,10 +22,15 @@ WEFT__HIDDEN void weft__budget_exit(void);
 WEFT__HIDDEN void weft__budget_block(void);
 
 /* Back from a block: a budgeted worker takes a slot again, waiting for one
- * if need be; first among the waiters if continuation (the latch its job
- * waits for is set: only this thread can go on with that job). No-op on any
- * other thread. */
-WEFT__HIDDEN void weft__budget_unblock(bool continuation);
+ * if need be; before the other waiters if urgent (the latch its job waits
+ * for is set, so only this thread can go on with that job, or its pool has
+ * high-priority work queued; idle.h). No-op on any other thread. */
+WEFT__HIDDEN void weft__budget_unblock(bool urgent);
+
+/* A worker between two jobs: if it has held its slot for a slice while an
+ * urgent waiter or one of another pool waits, it hands the slot over and
+ * waits its turn. */
+WEFT__HIDDEN void weft__budget_between_jobs(void);
 
 /* Does the calling thread hold a slot that a continuation, or a worker of
  * another pool, waits for? Then its search is worth less than the slot: it
@@ -35,10 +40,17 @@ WEFT__HIDDEN bool weft__budget_wanted(void);
 
 /* A budgeted pool starts its workers / stops them (after setting their
  * terminate latches: its workers waiting for a slot see them). */
-WEFT__HIDDEN void weft__budget_pool_add(void);
+WEFT__HIDDEN void weft__budget_pool_add(unsigned cpus_available);
 WEFT__HIDDEN void weft__budget_pool_remove(void);
 
-/* fork() child: the parent's workers, and the slots they held, are gone. */
+/* Waiters queued, URGENT ones or NORMAL ones (tests). */
+WEFT__HIDDEN unsigned weft__budget_waiting(bool urgent);
+
+/* fork(): prepare takes the queues' lock, parent releases it; in the child
+ * the parent's workers, their slots and their places in the queues are
+ * gone, and the lock is released. */
+WEFT__HIDDEN void weft__budget_fork_prepare(void);
+WEFT__HIDDEN void weft__budget_fork_parent(void);
 WEFT__HIDDEN void weft__budget_fork_child(void);
 
 #endif

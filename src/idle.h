@@ -11,6 +11,7 @@
 
 #include "atomics.h"
 #include "debug_yield.h"
+#include "latch.h"
 #include "leave.h"
 #include "stats.h"
 
@@ -28,6 +29,8 @@ typedef struct weft__idle_env {
     /* After a searcher's fence: does another worker's deque show jobs,
      * public or private? */
     bool (*queued_check)(void *ctx, unsigned index);
+    /* Is high-priority work queued where a woken worker would find it? */
+    bool (*high_queued)(void *ctx);
     /* A waker woke a worker while tracing is on: record the wake-up and
      * return its flow id (trace_buf.c). */
     uint32_t (*trace_wake)(void *ctx);
@@ -39,6 +42,13 @@ typedef struct weft__idle_env {
 /* A sleeper's look after its SleepFence: is there work it must not sleep on? */
 static inline bool weft__idle_must_stay(const weft__idle_env *env, unsigned index) {
     return env->final_check(env->ctx, index) || env->private_check(env->ctx, index);
+}
+
+/* A woken worker that waits for a slot of the CPU budget waits first
+ * (budget.c) if its latch is set (its job's continuation can run on no other
+ * thread) or high-priority work is queued. */
+static inline bool weft__idle_urgent(const weft__idle_env *env, weft__latch *latch) {
+    return weft__latch_probe(latch) || env->high_queued(env->ctx);
 }
 
 /* A searcher that stops counting as one (it found a job, or its latch was

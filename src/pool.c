@@ -173,6 +173,7 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     /* Read once (cpus.c reads files): the pool's size and the leave
      * policy's CPU count come from the same figure. */
     unsigned cpus = weft__cpus_available();
+    pool->cpus = cpus;
     pool->threads = resolve_threads(c->threads, cpus);
     pool->contexts = c->contexts;
     if (pool->threads + pool->contexts > WEFT_THREADS_MAX)
@@ -212,9 +213,11 @@ static void fork_prepare(void) {
     pthread_mutex_lock(&default_lock); /* no default pool is half created at the fork */
     weft__serve_fork_prepare();
     weft__env_fork_prepare();
+    weft__budget_fork_prepare();
 }
 
 static void fork_parent(void) {
+    weft__budget_fork_parent();
     weft__env_fork_release();
     weft__serve_fork_release();
     pthread_mutex_unlock(&default_lock);
@@ -223,7 +226,7 @@ static void fork_parent(void) {
 /* The child's only thread, before fork() returns in it. */
 static void fork_child(void) {
     weft__os_fork_child();
-    weft__budget_fork_child();
+    weft__budget_fork_child(); /* releases its lock, taken by fork_prepare */
     /* Relaxed: the child has no other thread (weft__pool_is_stale). */
     atomic_fetch_add_explicit(&weft__fork_generation, 1, memory_order_relaxed);
     weft__set_current_worker(NULL); /* forked inside a job: an outside thread from now on */

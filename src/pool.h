@@ -94,6 +94,7 @@ struct weft_pool {
     void *user;                                     /* I */
     size_t stack_size;                              /* I */
     bool budgeted; /* I: its workers draw from the CPU budget (budget.c) */
+    unsigned cpus; /* I: the CPUs this process may use, read at creation */
 };
 
 /* The worker running on this thread, or NULL outside every pool: the

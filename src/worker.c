@@ -179,6 +179,7 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
             weft__worker_call_at(w, prio, weft__job_call, job);
             weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
+            weft__budget_between_jobs(); /* counted searching, if it waits */
         } else {
             weft__sleep_no_work_found(s, &idle, latch);
         }
@@ -255,6 +256,21 @@ static bool private_check(void *ctx, unsigned index) {
     return w->force_steal;
 }
 
+/* A woken worker's look (idle.h): high-priority work injected, or public on
+ * a deque? Hints, as a search would see them. */
+static bool high_queued(void *ctx) {
+    weft_pool *pool = ctx;
+    if (!weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_HIGH]))
+        return true;
+    /* Relaxed: see weft__pool_note_high. */
+    if (!atomic_load_explicit(&pool->high_pushed, memory_order_relaxed))
+        return false;
+    for (unsigned v = 0; v < pool->threads + pool->contexts; v++)
+        if (!weft__deque_public_empty(&pool->workers[v].deques[WEFT_PRIORITY_HIGH]))
+            return true;
+    return false;
+}
+
 /* A leaving searcher's look (idle.h): jobs on another deque, public or
  * private (a pusher that saw a searcher kept them private). */
 static bool queued_check(void *ctx, unsigned index) {
@@ -274,6 +290,7 @@ weft__idle_env weft__worker_idle_env(weft_pool *pool) {
     return (weft__idle_env){.final_check = final_check,
                             .private_check = private_check,
                             .queued_check = queued_check,
+                            .high_queued = high_queued,
                             .trace_wake = trace_wake,
                             .tracing = &pool->trace.on,
                             .phase = &pool->phase,
@@ -431,7 +448,7 @@ int weft__workers_start(weft_pool *pool) {
     }
     weft__count_latch_init(&pool->started, pool->threads); /* owned by this thread */
     if (pool->budgeted)
-        weft__budget_pool_add();
+        weft__budget_pool_add(pool->cpus);
     open_start_gate(pool, WEFT__START_GO);
     weft__latch_wait(&pool->started.latch);
     return 0;

@@ -8,6 +8,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "asleep.h"
+#include "budget.h"
 #include "check.h"
 #include "child.h"
 #include "cpus.h"
@@ -101,10 +103,12 @@ TEST(the_default_budget_binds_between_pools) {
     unsigned n = weft_concurrency() + 2;
     weft_pool *pools[2];
     pthread_t t[2];
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++)
         pools[i] = make_pool(n);
+    for (int i = 0; i < 2; i++) /* the first pool's workers took slots unbound */
+        wait_all_in_a_sleep(pools[i]);
+    for (int i = 0; i < 2; i++)
         CHECK_EQ(pthread_create(&t[i], NULL, drive, pools[i]), 0);
-    }
     for (int i = 0; i < 2; i++) {
         CHECK_EQ(pthread_join(t[i], NULL), 0);
         CHECK_EQ(weft_pool_destroy(pools[i]), 0);
@@ -229,6 +233,68 @@ TEST(a_fork_child_starts_with_every_slot_free) {
     int status = child_run(child_runs_a_pool, err, sizeof err);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     atomic_store(&release, true);
+    CHECK_EQ(weft_pool_destroy(holder), 0);
+}
+
+/* ---- Sharing the budget -------------------------------------------------- */
+
+/* A pool that always has a job to run hands its slot over between jobs once
+ * it held it for a slice: the other pool's work gets done. */
+static _Atomic bool stream_stop;
+static _Atomic int streamed;
+
+static void stream(void *arg) {
+    weft_pool *pool = arg;
+    atomic_fetch_add(&streamed, 1);
+    if (!atomic_load(&stream_stop))
+        CHECK_EQ(weft_spawn(pool, stream, pool), 0); /* the next, queued before we end */
+    check_sleep_us(50);
+}
+
+TEST(a_busy_pool_shares_the_budget) {
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    weft_pool *busy = make_pool(2), *other = make_pool(2);
+    CHECK_EQ(weft_spawn(busy, stream, busy), 0);
+    while (atomic_load(&streamed) < 10) /* the stream holds the slot */
+        check_sleep_us(100);
+    for (int i = 0; i < 5; i++) {
+        atomic_store(&release, false);
+        weft_run(other, do_release, NULL);
+        CHECK(atomic_load(&release));
+    }
+    atomic_store(&stream_stop, true);
+    CHECK_EQ(weft_pool_destroy(busy), 0);
+    CHECK_EQ(weft_pool_destroy(other), 0);
+}
+
+/* A worker woken for high-priority work gets the next slot before the
+ * workers that queued earlier for normal work. */
+static _Atomic int order_n;
+static char order[2];
+
+static void record(void *arg) {
+    order[atomic_fetch_add(&order_n, 1)] = *(const char *)arg;
+}
+
+TEST(high_priority_work_gets_the_next_slot) {
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    weft_pool *high = make_pool(1);
+    wait_all_in_a_sleep(high); /* asleep, its slot given back */
+    weft_pool *holder = hold_the_only_slot();
+    unsigned normal_waiting = weft__budget_waiting(false);
+    weft_pool *normal = make_pool(1); /* its worker queues as it starts */
+    while (weft__budget_waiting(false) != normal_waiting + 1)
+        check_sleep_us(100);
+    CHECK_EQ(weft_spawn(normal, record, "n"), 0);
+    CHECK_EQ(weft_spawn_priority(high, record, "h", WEFT_PRIORITY_HIGH), 0);
+    while (weft__budget_waiting(true) != 1) /* its worker woke, and queued first */
+        check_sleep_us(100);
+    atomic_store(&release, true);
+    CHECK_EQ(weft_pool_destroy(high), 0);
+    CHECK_EQ(weft_pool_destroy(normal), 0);
+    CHECK_EQ(atomic_load(&order_n), 2);
+    CHECK_EQ(order[0], 'h');
+    CHECK_EQ(order[1], 'n');
     CHECK_EQ(weft_pool_destroy(holder), 0);
 }
 
