@@ -264,9 +264,9 @@ WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
  * get freed slots in the order they asked, except that a worker whose job's
  * wait is over, or whose pool has high-priority work queued, goes first. A
  * worker that has held its slot for 50 ms hands it, between two jobs, to a
- * waiting worker of another pool (or one that goes first) and waits first in
- * line for the next, so a pool with a stream of jobs does not starve the
- * others. Threads outside the pools,
+ * waiting worker of another pool (or one that goes first) and waits for the
+ * next ahead of the others of its kind, so a pool with a stream of jobs does
+ * not starve the others. Threads outside the pools,
  * including contexts, hold no slot: a weft_run from outside does not count. Pools created with
  * outside_budget draw no slots.
  *

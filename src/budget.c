@@ -116,10 +116,11 @@ static uint32_t cpus(void) {
     return n < WEFT_CONCURRENCY_MAX ? n : WEFT_CONCURRENCY_MAX;
 }
 
-/* Set the default cap to n unless a cap is set; return the cap. Workers
- * never call it with the files unread: reading them (malloc in fopen) at an
- * arbitrary time would let a fork child inherit an allocator lock held (the
- * ASan runtime of gcc 12 does not take it around fork; test_fork.c). */
+/* Set the default cap to n unless a cap is set; return the cap. The library
+ * never reads the files on a worker by itself: reading them (malloc in
+ * fopen) at an arbitrary time would let a fork child inherit an allocator
+ * lock held (the ASan runtime of gcc 12 does not take it around fork;
+ * test_fork.c). Only a job's own call of the API can. */
 static uint32_t cap_or(uint32_t n) {
     uint32_t unset = 0;
     /* Relaxed: the cap orders nothing; whoever changes it grants under the
@@ -296,10 +297,36 @@ bool weft__budget_wanted(void) {
     return queued > atomic_load_explicit(me.pool_waiters, memory_order_relaxed);
 }
 
+void weft__budget_lock(pthread_mutex_t *m) {
+    if (pthread_mutex_trylock(m) == 0)
+        return;
+    bool held = me.held;
+    if (held)
+        give_back();
+    pthread_mutex_lock(m);
+    if (held)
+        take(URGENT); /* in the middle of a job, as a finished wait is */
+}
+
+/* Our slot leaves us: to `to` directly, or, over a cap that was lowered or
+ * began to bind, back to the count. */
+static void hand_over(waiter *to, waiter *prev, int kind) {
+    me.held = false;
+    /* Seq-cst: as give_back's (invariant 3); the lock is held. */
+    if (atomic_load_explicit(&budget.running, memory_order_seq_cst) > limit())
+        atomic_fetch_sub_explicit(&budget.running, 1, memory_order_seq_cst);
+    else
+        dequeue(to, prev, kind, GRANTED); /* running stays: the slot is its */
+}
+
 void weft__budget_between_jobs(void) {
     if (!weft__budget_wanted() || weft__now_ns() - me.since < SLICE_NS)
         return;
     pthread_mutex_lock(&budget.lock);
+    if (weft__latch_probe(me.stop)) { /* stopping: it must not wait for others */
+        pthread_mutex_unlock(&budget.lock);
+        return;
+    }
     /* The first URGENT waiter, else the first of another pool: not the
      * queue's head, which may be one of ours and would pass the slot back. */
     int kind = budget.head[URGENT] ? URGENT : NORMAL;
@@ -310,13 +337,12 @@ void weft__budget_between_jobs(void) {
         pthread_mutex_unlock(&budget.lock);
         return;
     }
-    /* Our slot goes to it directly (running stays), and we wait first in
-     * line for the next one: the others queued for work that a search of
-     * theirs may no longer find, and our pool has jobs. */
-    dequeue(to, prev, kind, GRANTED);
-    me.held = false;
+    /* We wait first in line for the next slot: the others queued for work
+     * that a search of theirs may no longer find, and our pool has jobs. */
+    hand_over(to, prev, kind);
     waiter w = waiter_of_mine();
     enqueue(&w, NORMAL, true);
+    grant_free(); /* invariant 3: a release that missed us */
     wait_in(&w);
 }
 
@@ -368,10 +394,11 @@ void weft__budget_fork_child(void) {
 int weft_set_concurrency(unsigned max_running) {
     if (max_running > WEFT_CONCURRENCY_MAX)
         return EINVAL;
+    uint32_t cap = max_running ? max_running : cpus(); /* files read outside the lock */
     pthread_mutex_lock(&budget.lock);
     /* Relaxed: the grant below acts on them, under the lock; other readers
      * take them as hints (limit). */
-    atomic_store_explicit(&budget.cap, max_running ? max_running : cpus(), memory_order_relaxed);
+    atomic_store_explicit(&budget.cap, cap, memory_order_relaxed);
     atomic_store_explicit(&budget.chosen, max_running != 0, memory_order_relaxed);
     grant_free(); /* a raised cap */
     pthread_mutex_unlock(&budget.lock);

@@ -4,6 +4,7 @@
 #ifndef WEFT_BUDGET_H
 #define WEFT_BUDGET_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "latch.h"
@@ -42,6 +43,13 @@ WEFT__HIDDEN bool weft__budget_wanted(void);
  * terminate latches: its workers waiting for a slot see them). */
 WEFT__HIDDEN void weft__budget_pool_add(unsigned cpus_available);
 WEFT__HIDDEN void weft__budget_pool_remove(void);
+
+/* Lock m, an internal lock that its holder may keep across a wait in weft
+ * (default_lock while the default pool starts, a trace's stop_lock while
+ * its broadcast runs): a worker that must block for it gives its slot back
+ * meanwhile. Else the holder, whose wait gave its slot away, and this
+ * worker, holding the slot and blocked on m, would wait for each other. */
+WEFT__HIDDEN void weft__budget_lock(pthread_mutex_t *m);
 
 /* Waiters queued, URGENT ones or NORMAL ones (tests). */
 WEFT__HIDDEN unsigned weft__budget_waiting(bool urgent);

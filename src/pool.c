@@ -405,7 +405,7 @@ weft_pool *weft_pool_default(void) {
     weft_pool *pool = atomic_load_explicit(&default_pool, memory_order_acquire);
     if (pool)
         return pool;
-    pthread_mutex_lock(&default_lock);
+    weft__budget_lock(&default_lock); /* held while the pool starts: budget.h */
     /* Relaxed: under default_lock, which every writer holds. */
     pool = atomic_load_explicit(&default_pool, memory_order_relaxed);
     if (!pool && weft_pool_create(&pool, NULL) == 0) {

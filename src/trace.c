@@ -32,6 +32,7 @@
 #include "pool.h"
 
 #include "broadcast.h"
+#include "budget.h"
 #include "env.h"
 
 #define OUTSIDE_TID 100000 /* the track of threads outside the pool */
@@ -117,7 +118,7 @@ int weft_trace_start(weft_pool *pool, const char *path) {
         return ENOMEM;
     /* Under stop_lock, the EBUSY check comes before the file is created, so
      * a second start cannot truncate a file some other path names. */
-    pthread_mutex_lock(&pool->trace.stop_lock);
+    weft__budget_lock(&pool->trace.stop_lock); /* held across a stop's broadcast */
     err = atomic_load_explicit(&pool->trace.on, memory_order_relaxed) ? EBUSY : 0;
     FILE *f = NULL;
     if (!err && (f = fopen(path, "w")) == NULL)
@@ -148,7 +149,7 @@ int weft_trace_stop(weft_pool *pool) {
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
-    pthread_mutex_lock(&pool->trace.stop_lock); /* one stop at a time */
+    weft__budget_lock(&pool->trace.stop_lock); /* one stop at a time; budget.h */
     if (!atomic_load_explicit(&pool->trace.on, memory_order_acquire)) {
         err = EINVAL; /* not tracing */
     } else {

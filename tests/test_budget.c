@@ -307,6 +307,29 @@ TEST(high_priority_work_gets_the_next_slot) {
     CHECK_EQ(weft_pool_destroy(holder), 0);
 }
 
+/* A job that waits in weft while it holds an internal lock (the first call
+ * of weft_pool_default, which starts the pool under a lock) and a job that
+ * blocks on that lock meanwhile, holding the only slot, do not wait for each
+ * other. */
+static _Atomic int defaults_got;
+
+static void get_default(void *arg) {
+    (void)arg;
+    CHECK(weft_pool_default() != NULL);
+    atomic_fetch_add(&defaults_got, 1);
+}
+
+TEST(an_internal_lock_does_not_hold_the_budget) {
+    setenv("WEFT_NUM_THREADS", "8", 1); /* a default pool slow to start: a wide window */
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    weft_pool *a = make_pool(1), *c = make_pool(1);
+    CHECK_EQ(weft_spawn(a, get_default, NULL), 0);
+    CHECK_EQ(weft_spawn(c, get_default, NULL), 0);
+    CHECK_EQ(weft_pool_destroy(a), 0);
+    CHECK_EQ(weft_pool_destroy(c), 0);
+    CHECK_EQ(atomic_load(&defaults_got), 2);
+}
+
 /* ---- The setting ---------------------------------------------------------- */
 
 TEST(the_budget_defaults_to_the_cpus_and_has_a_limit) {
