@@ -91,10 +91,13 @@ typedef struct waiter {
 } waiter;
 
 static struct {
-    /* One line: a release reads queued right after running. */
+    /* Written at every take and release, by every budgeted worker. */
     _Alignas(WEFT__CACHELINE) _Atomic uint32_t running; /* A: slots held or granted */
-    _Atomic uint32_t queued;   /* A, written under lock: waiters in both queues */
-    _Atomic uint32_t urgent;   /* A, written under lock: of them URGENT */
+    /* Read after every job (weft__budget_between_jobs), written only when a
+     * worker queues: a line of their own, which running's writes do not take
+     * from the readers. A release reads both lines. */
+    _Alignas(WEFT__CACHELINE) _Atomic uint32_t queued; /* A, written under lock: waiters */
+    _Atomic uint32_t urgent;                           /* A, written under lock: of them URGENT */
     _Atomic uint32_t cap;      /* A: slots there are; 0 until a pool or the API sets it */
     _Atomic uint32_t pools;    /* A: budgeted pools with workers */
     _Atomic bool chosen;       /* A: the cap was set (weft_set_concurrency) */
@@ -226,14 +229,18 @@ static waiter waiter_of_mine(void) {
     return w;
 }
 
+/* A free slot, if nobody queues for it. */
+static bool take_unqueued(void) {
+    /* Relaxed: a hint; nobody queues, so a free slot overtakes no one. */
+    if (atomic_load_explicit(&budget.queued, memory_order_relaxed) || !take_free())
+        return false;
+    got();
+    return true;
+}
+
 /* Take a slot, waiting for one in the queue of `kind`; none once me.stop is
  * set (a stopping worker does not wait for other pools). */
-static void take(int kind) {
-    /* Relaxed: a hint; nobody queues, so a free slot overtakes no one. */
-    if (!atomic_load_explicit(&budget.queued, memory_order_relaxed) && take_free()) {
-        got();
-        return;
-    }
+static void take_queued(int kind) {
     waiter w = waiter_of_mine();
     pthread_mutex_lock(&budget.lock);
     if (weft__latch_probe(me.stop)) {
@@ -264,7 +271,8 @@ static void give_back(void) {
 void weft__budget_enter(weft__latch *stop, _Atomic uint32_t *pool_waiters) {
     me.stop = stop;
     me.pool_waiters = pool_waiters;
-    take(NORMAL);
+    if (!take_unqueued())
+        take_queued(NORMAL);
 }
 
 void weft__budget_exit(void) {
@@ -278,9 +286,9 @@ void weft__budget_block(void) {
         give_back();
 }
 
-void weft__budget_unblock(bool urgent) {
-    if (me.stop && !me.held)
-        take(urgent ? URGENT : NORMAL);
+void weft__budget_unblock(bool (*urgent)(const void *arg), const void *arg) {
+    if (me.stop && !me.held && !take_unqueued())
+        take_queued(urgent(arg) ? URGENT : NORMAL); /* asked only here: it may scan */
 }
 
 bool weft__budget_wanted(void) {
@@ -305,7 +313,8 @@ void weft__budget_lock(pthread_mutex_t *m) {
         give_back();
     pthread_mutex_lock(m);
     if (held)
-        take(URGENT); /* in the middle of a job, as a finished wait is */
+        if (!take_unqueued())
+            take_queued(URGENT); /* in the middle of a job, as a finished wait is */
 }
 
 /* Our slot leaves us: to `to` directly, or, over a cap that was lowered or

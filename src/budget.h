@@ -23,10 +23,11 @@ WEFT__HIDDEN void weft__budget_exit(void);
 WEFT__HIDDEN void weft__budget_block(void);
 
 /* Back from a block: a budgeted worker takes a slot again, waiting for one
- * if need be; before the other waiters if urgent (the latch its job waits
- * for is set, so only this thread can go on with that job, or its pool has
- * high-priority work queued; idle.h). No-op on any other thread. */
-WEFT__HIDDEN void weft__budget_unblock(bool urgent);
+ * if need be; before the other waiters if urgent(arg) (the latch its job
+ * waits for is set, so only this thread can go on with that job, or its pool
+ * has high-priority work queued; idle.h), asked only when it must wait, as
+ * the answer may take a look at every deque. No-op on any other thread. */
+WEFT__HIDDEN void weft__budget_unblock(bool (*urgent)(const void *arg), const void *arg);
 
 /* A worker between two jobs: if it has held its slot for a slice while an
  * urgent waiter or one of another pool waits, it hands the slot over and

@@ -57,15 +57,15 @@ WEFT__HIDDEN weft__steal_result weft__deque_steal(weft__deque *d, weft__job **jo
 WEFT__HIDDEN WEFT__COLD weft__steal_result weft__deque_steal_private(weft__deque *d,
                                                                      weft__job **job, bool *more);
 
+/* Owner: count one answered request (deque.c, answer): its own, or a join
+ * frame's published on request (frame.c), which ends spent sweeps alike. */
+WEFT__HIDDEN void weft__deque_count_answer(weft__deque *d);
+
 /* Any thread: how many raised requests the owner has cleared so far (it
  * wraps; only changes matter). A thief whose forced steal found nothing
  * relies on its request until the owner clears it (worker.c). Read after
  * the caller's SleepFence (deque.c, answer, says which fences order it);
  * acquire pairs with the count's release store. */
-/* Owner: count one answered request (deque.c, answer): its own, or a join
- * frame's published on request (frame.c), which ends spent sweeps alike. */
-WEFT__HIDDEN void weft__deque_count_answer(weft__deque *d);
-
 static inline uint32_t weft__deque_answers(weft__deque *d) {
     return atomic_load_explicit(&d->answers, memory_order_acquire);
 }

@@ -3,8 +3,6 @@
  * Owner only; relaxed stores, as every statistic (stats.h). */
 #include "idle.h"
 
-#include "budget.h"
-
 void (*_Atomic weft__idle_debug_hook)(void *pool, weft__debug_point p);
 
 static void search_begin(weft__idle *idle, uint64_t now) {

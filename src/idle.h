@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "atomics.h"
+#include "budget.h"
 #include "debug_yield.h"
 #include "latch.h"
 #include "leave.h"
@@ -44,11 +45,21 @@ static inline bool weft__idle_must_stay(const weft__idle_env *env, unsigned inde
     return env->final_check(env->ctx, index) || env->private_check(env->ctx, index);
 }
 
-/* A woken worker that waits for a slot of the CPU budget waits first
- * (budget.c) if its latch is set (its job's continuation can run on no other
- * thread) or high-priority work is queued. */
-static inline bool weft__idle_urgent(const weft__idle_env *env, weft__latch *latch) {
-    return weft__latch_probe(latch) || env->high_queued(env->ctx);
+/* A woken worker takes a slot of the CPU budget again (budget.c); if it must
+ * wait, it waits first when its latch is set (its job's continuation can run
+ * on no other thread) or high-priority work is queued. */
+typedef struct weft__idle_waking {
+    const weft__idle_env *env;
+    weft__latch *latch;
+} weft__idle_waking;
+
+static inline bool weft__idle_urgent(const void *arg) {
+    const weft__idle_waking *w = arg;
+    return weft__latch_probe(w->latch) || w->env->high_queued(w->env->ctx);
+}
+
+static inline void weft__idle_take_slot(const weft__idle_env *env, weft__latch *latch) {
+    weft__budget_unblock(weft__idle_urgent, &(weft__idle_waking){env, latch});
 }
 
 /* A searcher that stops counting as one (it found a job, or its latch was

@@ -76,7 +76,7 @@ struct weft_pool {
      * thread exists, then run on_start; the creator waits for all of them. */
     _Atomic uint32_t start;          /* A: a WEFT__START_* value; futex word */
     weft__count_latch started;       /* a count per worker whose on_start has not returned */
-    _Atomic uint32_t budget_waiters; /* A: its workers waiting for a slot (budget.c) */
+    _Atomic uint32_t budget_waiters; /* A: its workers queued NORMAL for a slot (budget.c) */
     /* Set before the pool is published. */
     alignas(WEFT__CACHELINE) weft__worker *workers; /* I: threads workers, then contexts */
     unsigned threads;                               /* I */

@@ -291,8 +291,8 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle, weft
     weft__trace(s->env->tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
     weft__idle_debug_point(s->env, WEFT__DEBUG_WOKEN);
     weft__debug_yield();
-    count_searching(s); /* our waker took us out of inactive (invariant 2) */
-    weft__budget_unblock(weft__idle_urgent(s->env, latch)); /* counted searching meanwhile */
+    count_searching(s);                  /* our waker took us out of inactive (invariant 2) */
+    weft__idle_take_slot(s->env, latch); /* counted searching meanwhile */
     unsigned want = weft__leave_woke(&s->leave, &slot->leave, &w), searching = searchers(s);
     if (searching < want) /* a rally: the pool's work is due (leave.c) */
         wake_any(s, want - searching);

@@ -28,7 +28,6 @@
  */
 #include "wake_all.h"
 
-#include "budget.h"
 #include "debug_yield.h"
 #include "os.h"
 
@@ -135,7 +134,7 @@ static void fall_asleep(weft__wake_all *a, weft__idle *idle, weft__latch *latch)
         return; /* the stale asleep bit costs at most one spurious tickle */
     uint64_t slept_at = weft__idle_sleep_begin(idle, a->env->tracing);
     weft__os_wait(&a->epoch, epoch);
-    weft__budget_unblock(weft__idle_urgent(a->env, latch));
+    weft__idle_take_slot(a->env, latch);
     weft__idle_sleep_end(idle, slept_at);
     weft__trace(a->env->tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
 }

@@ -12,6 +12,7 @@
 #include "budget.h"
 #include "check.h"
 #include "child.h"
+#include "jobs.h"
 #include "cpus.h"
 #include "pools.h"
 #include "weft.h"
@@ -48,23 +49,20 @@ static void count_piece(size_t begin, size_t end, void *arg) {
         atomic_fetch_sub(&running, 1);
 }
 
-typedef struct fib_arg {
-    int n;
-    long r;
-} fib_arg;
-
-static void fib(void *arg) {
-    fib_arg *f = arg;
+/* jobs.h's fib_job, counted while it runs on a worker but not while it
+ * joins: a join's wait may hand the slot on. */
+static void counted_fib(void *arg) {
+    fib *f = arg;
     bool worker = weft_thread_index() >= 0;
     if (worker)
         enter();
     if (f->n < 2) {
         f->r = f->n;
     } else {
-        fib_arg a = {f->n - 1, 0}, b = {f->n - 2, 0};
-        if (worker) /* joining is a wait: it may hand the slot on */
+        fib a = {f->n - 1, 0}, b = {f->n - 2, 0};
+        if (worker)
             atomic_fetch_sub(&running, 1);
-        weft_join(fib, &a, fib, &b);
+        weft_join(counted_fib, &a, counted_fib, &b);
         if (worker)
             enter();
         f->r = a.r + b.r;
@@ -82,8 +80,8 @@ static void *drive(void *arg) {
         _Atomic long sum = 0;
         weft_for(pool, 0, LOOP_N, 16, count_piece, &sum);
         CHECK_EQ(atomic_load(&sum), (long)LOOP_N * (LOOP_N - 1) / 2);
-        fib_arg f = {16, 0};
-        weft_run(pool, fib, &f);
+        fib f = {16, 0};
+        weft_run(pool, counted_fib, &f);
         CHECK_EQ(f.r, 987);
     }
     return NULL;
