@@ -12,8 +12,9 @@
  *    calling worker while it waits, so it never blocks a worker thread;
  *  - a call that *blocks* suspends the calling thread (on a futex) until done.
  *
- * A NULL pool argument means the calling thread's own pool (on a worker, or
- * on a thread holding a context), and the default pool on any other thread,
+ * A NULL pool argument means the calling thread's own pool (on a worker, on a
+ * thread holding a context, or inside a call that holds a caller slot, see
+ * weft_run), and the default pool on any other thread,
  * so library code can say "here" without knowing where it runs.
  *
  * Functions that can fail return 0 or a positive errno value; none of them
@@ -145,6 +146,13 @@ WEFT_API void weft_phase_end(weft_pool *pool, bool fast_leave);
  * (40,000 overflow). Deeper recursion needs a larger stack_size. */
 #define WEFT_STACK_SIZE_DEFAULT ((size_t)16 << 20)
 
+/* The default number of caller slots (weft_config.callers): enough for the
+ * few threads of a program that call into one pool at once (a main loop, a
+ * render thread, a request thread or two). A slot costs memory (two deques)
+ * and nothing else until a thread first takes it: workers look for jobs only
+ * on the slots taken so far. */
+#define WEFT_CALLERS_DEFAULT 8u
+
 /* Pool configuration. A zero-initialised struct means all defaults. */
 typedef struct weft_config {
     unsigned threads;  /* 0: $WEFT_NUM_THREADS if it is a number from 1 to
@@ -177,6 +185,15 @@ typedef struct weft_config {
        (on I/O, a lock, another thread), which would hold a slot of the budget
        while they wait. Such a pool's workers run beside the budget's. */
     bool outside_budget;
+    /* Caller slots: how many outside threads at once run their own call into
+       the pool on their thread (see weft_run); 0: WEFT_CALLERS_DEFAULT, or as
+       many of them as WEFT_THREADS_MAX leaves room for. threads + contexts +
+       callers must not exceed WEFT_THREADS_MAX. */
+    unsigned callers;
+    /* true: outside callers only wait, and every job runs on a thread of the
+       pool (its workers'; contexts' and their own jobs excepted): for
+       programs whose jobs need what on_start set up. callers is ignored. */
+    bool callers_wait;
 } weft_config;
 
 /* Create a pool and start its workers.
@@ -185,8 +202,8 @@ typedef struct weft_config {
  * Any thread. Blocks while threads are created and until every worker's
  * on_start has returned.
  * Returns 0 and sets *pool, or:
- *  EINVAL  pool is NULL; threads, or threads + contexts, above
- *          WEFT_THREADS_MAX; stack_size nonzero and below 64 KiB; leave or
+ *  EINVAL  pool is NULL; threads, contexts or callers, or threads + contexts
+ *          + callers, above WEFT_THREADS_MAX; stack_size nonzero and below 64 KiB; leave or
  *          wake not one of the enumerators;
  *  ENOMEM  out of memory;
  *  EAGAIN  the system could not create a thread.
@@ -266,9 +283,10 @@ WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
  * worker that has held its slot for 50 ms hands it, between two jobs, to a
  * waiting worker of another pool (or one that goes first) and waits for the
  * next ahead of the others of its kind, so a pool with a stream of jobs does
- * not starve the others. Threads outside the pools,
- * including contexts, hold no slot: a weft_run from outside does not count. Pools created with
- * outside_budget draw no slots.
+ * not starve the others. Threads outside the pools, including contexts and
+ * callers that take part in their own call (weft_run), hold no slot: a
+ * weft_run from outside does not count. Pools created with outside_budget
+ * draw no slots.
  *
  * A job that blocks outside weft (reads a socket, takes a mutex, spins on a
  * flag another job sets) keeps its slot while it waits, and a job that runs
@@ -286,7 +304,8 @@ WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
 WEFT_API int weft_set_concurrency(unsigned max_running);
 WEFT_API unsigned weft_concurrency(void);
 
-/* What a pool's workers did since it was created, summed over its workers. */
+/* What a pool's workers did since it was created, summed over its workers
+ * (not what contexts and outside callers ran on their own threads). */
 typedef struct weft_stats {
     uint64_t jobs;           /* jobs executed (a join's second half counts when it
                                 ran, whether inline or stolen) */
@@ -355,14 +374,27 @@ WEFT_API int weft_trace_start(weft_pool *pool, const char *path);
 WEFT_API int weft_trace_stop(weft_pool *pool);
 
 /* The calling thread's index in its pool: 0..threads-1 on a worker,
- * threads + i on a thread holding context i, -1 on any other thread. Any
- * thread. */
+ * threads + i on a thread holding context i, threads + contexts + i on an
+ * outside thread inside a call that took caller slot i (weft_run), -1 on any
+ * other thread. Below weft_pool_slots(). Any thread. */
 WEFT_API int weft_thread_index(void);
 
 /* Run fn(arg) inside pool (NULL: the current pool) and return when it has
  * finished, at normal priority from outside, at the caller's priority from a
  * worker.
- *  - outside any pool: the job is injected and the caller blocks;
+ *  - outside any pool (a thread that is no worker and holds no context):
+ *    fn runs on the calling thread, which for the length of the call is a
+ *    member of the pool in a caller slot, like a context (see
+ *    weft_context_acquire): what fn forks (joins, loops, scopes, graphs) is
+ *    pushed on the slot's queues, idle workers take from them, and the
+ *    caller runs its own jobs while it waits, never other threads' or
+ *    injected ones. So jobs of fn's tree may run on the caller, where the
+ *    pool's on_start has not run, weft_thread_index() returns threads +
+ *    contexts + i, and no slot of the CPU budget is held. When every caller
+ *    slot is taken, or the pool was made with callers_wait, the job is
+ *    injected and the caller blocks until a worker has run it. Inside the
+ *    call the thread counts as holding a context (weft_context_acquire
+ *    answers EINVAL, weft_pool_destroy of the pool EDEADLK);
  *  - on a worker of pool: fn runs at once on this thread;
  *  - on a worker of another pool: the job is injected into pool and the
  *    caller participates in its own pool until fn has finished.
@@ -378,7 +410,7 @@ WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
  * worker can take it (docs/sleep.md, "Join frames"), a runs at once on this
  * thread, then b runs here too unless it was taken, in which case the caller
  * participates until it has finished. Allocates nothing. Outside any pool: runs
- * on the default pool as weft_run does (the caller blocks).
+ * on the default pool as weft_run does (the caller takes part).
  * Any thread. Memory: as weft_run, for both functions.
  * If a or b is NULL neither runs (asserts in debug builds).
  * In C11 with gcc or clang, weft_join is an inline function (weft/join.h)
@@ -542,8 +574,9 @@ WEFT_API int weft_context_acquire(weft_pool *pool, weft_context **context);
  * debug builds). */
 WEFT_API void weft_context_release(weft_context *context);
 
-/* threads + config.contexts: the size of an array indexed by
- * weft_thread_index() for per-thread data. NULL: the current pool. */
+/* threads + contexts + callers (weft_config): the size of an array indexed
+ * by weft_thread_index() for per-thread data, which two threads never use at
+ * once. NULL: the current pool. */
 WEFT_API unsigned weft_pool_slots(const weft_pool *pool);
 
 /* A loop body: handle indices [begin, end). */

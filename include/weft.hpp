@@ -457,6 +457,18 @@ class config {
         c_.outside_budget = exempt;
         return *this;
     }
+    /* weft_config.callers: how many outside threads at once run their own
+     * call into the pool on their thread (weft::run, weft::for_each, ...). */
+    config &callers(unsigned n) {
+        c_.callers = n;
+        return *this;
+    }
+    /* weft_config.callers_wait: outside callers only wait; every job runs on
+     * a thread of the pool. */
+    config &callers_wait(bool wait = true) {
+        c_.callers_wait = wait;
+        return *this;
+    }
     config &on_start(std::function<void(unsigned worker)> hook) {
         on_start_ = std::move(hook);
         return *this;
@@ -559,8 +571,8 @@ class pool {
         assert(get());
         return weft_pool_threads(get());
     }
-    /* weft_pool_slots: threads + contexts, for per-thread data indexed by
-     * weft::thread_index(). */
+    /* weft_pool_slots: threads + contexts + callers, for per-thread data
+     * indexed by weft::thread_index(). */
     unsigned slots() const noexcept {
         assert(get());
         return weft_pool_slots(get());

@@ -12,13 +12,16 @@
  * job is only ever run by its submitter or by a worker (the property the design
  * wants for thread-affine resources). When every worker is busy nothing is
  * shared and the context runs its whole workload itself without blocking.
- * With nothing of its own left, a waiting context sleeps on its latch alone
- * (weft__sleep_owner_wait) and is woken by the latch's setter.
+ * With nothing of its own left, a waiting context polls its latch for as
+ * long as blocking would cost (weft__latch_poll, as an outside waiter does),
+ * then sleeps on it alone (weft__sleep_owner_wait) and is woken by the
+ * latch's setter. Caller slots (callers.c) are contexts that an outside
+ * thread holds for the length of one call.
  *
  * weft_thread_index() on a context thread is its slot, threads + i, so arrays
  * of weft_pool_slots() entries give per-thread data that two threads never use
- * at once. Detached work (weft_spawn) from a context goes to the injector: a
- * context is not obliged to come back for it.
+ * at once (caller slots follow the contexts). Detached work (weft_spawn) from a context goes to the
+ * injector: a context is not obliged to come back for it.
  */
 #include <assert.h>
 #include <errno.h>
@@ -59,20 +62,23 @@ void weft_context_release(weft_context *context) {
            "weft_context_release: the context is not the calling thread's");
     if (!ctx || weft__current_worker() != ctx)
         return;
-    /* Whatever is still queued here (jobs nobody waited for) runs now. */
-    for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
-        weft__job *job;
-        while ((job = weft__worker_pop_prio(ctx, (weft_priority)p)) != NULL)
-            weft__job_execute(job);
-    }
+    weft__context_run_leftovers(ctx);
     weft__set_current_worker(NULL);
     /* Release: pairs with the next acquire and with weft_pool_destroy. */
     atomic_store_explicit(&ctx->taken, false, memory_order_release);
 }
 
+void weft__context_run_leftovers(weft__worker *ctx) {
+    for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
+        weft__job *job;
+        while ((job = weft__worker_pop_prio(ctx, (weft_priority)p)) != NULL)
+            weft__job_execute(job);
+    }
+}
+
 unsigned weft_pool_slots(const weft_pool *pool) {
     const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
-    return p ? p->threads + p->contexts : 0;
+    return p ? weft__pool_slots_all(p) : 0;
 }
 
 /* Own jobs, high priority first; no stealing, no injector. */
@@ -91,10 +97,9 @@ void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
     while (!weft__latch_probe(latch)) {
         weft_priority prio;
         weft__job *job = own_work(ctx, &prio);
-        if (job) {
+        if (job)
             weft__worker_call_at(ctx, prio, weft__job_call, job);
-        } else {
+        else if (!weft__latch_poll(latch)) /* what is left runs on workers */
             weft__sleep_owner_wait(&ctx->pool->sleep, ctx->index, latch);
-        }
     }
 }

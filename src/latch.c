@@ -76,15 +76,15 @@ void weft__latch_wake_up(weft__latch *l) {
                                             memory_order_relaxed, memory_order_relaxed);
 }
 
-/* An outside owner meets an idle worker's choice (leave.c): poll, or block
- * and pay for a wake-up. It polls for as long as blocking would cost it (its
- * futex wait and both context switches): a job that ends within that is met
- * at once, and a longer one costs the caller at most twice what blocking at
- * once would. Not for the waker's share of the round trip too, as a worker
+/* An owner with nothing left to run (an outside thread, a context, a caller
+ * slot) meets an idle worker's choice (leave.c): poll, or block and pay for a
+ * wake-up. It polls for as long as blocking would cost it (its futex wait
+ * and both context switches): a job that ends within that is met at once,
+ * and a longer one costs the owner at most twice what blocking at once
+ * would. Not for the waker's share of the round trip too, as a worker
  * searches: a poller holds a CPU that the job it waits for may need, which
- * that sum does not count (docs/performance.md measures it). True if the
- * latch got set. */
-static bool spin_outside(weft__latch *l) {
+ * that sum does not count (docs/performance.md measures it). */
+bool weft__latch_poll(weft__latch *l) {
     uint64_t start = weft__now_ns(), budget = weft__leave_block_cpu_ns();
     do {
         for (int i = 0; i < 64; i++) {
@@ -98,7 +98,7 @@ static bool spin_outside(weft__latch *l) {
 }
 
 void weft__latch_wait_outside(weft__latch *l) {
-    if (spin_outside(l))
+    if (weft__latch_poll(l))
         return;
     /* Acquire: pairs with the setter's release exchange. */
     uint32_t s = atomic_load_explicit(&l->state, memory_order_acquire);

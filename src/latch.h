@@ -59,6 +59,10 @@ WEFT__HIDDEN void weft__latch_wait(weft__latch *l);
 WEFT__HIDDEN void weft__latch_set_outside(weft__latch *l);
 WEFT__HIDDEN void weft__latch_wait_outside(weft__latch *l);
 
+/* Owner only, with nothing else to do: poll for as long as blocking would
+ * cost; true if the latch got set meanwhile (latch.c). */
+WEFT__HIDDEN bool weft__latch_poll(weft__latch *l);
+
 /* Owner only, used by the sleep module: the Appendix A transitions.
  * get_sleepy: UNSET -> SLEEPY; fall_asleep: SLEEPY -> SLEEPING; both fail
  * (return false) only when the latch was set. wake_up: back to UNSET unless

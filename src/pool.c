@@ -35,7 +35,6 @@
  * weft_pool_destroy frees a stale pool's memory and nothing else: no latch,
  * no lock, no join.
  */
-#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -104,11 +103,11 @@ static void pool_free(weft_pool *pool, bool stale) {
     if (pool->workers) {
         if (stale)
             free_stale_leftovers(pool);
-        for (unsigned i = 0; i < pool->threads + pool->contexts; i++) {
+        for (unsigned i = 0; i < weft__pool_slots_all(pool); i++) {
             for (int p = 0; p < WEFT__PRIORITIES; p++)
                 weft__deque_destroy(&pool->workers[i].deques[p]);
             if (i >= pool->threads)
-                weft__worker_free_jobs(&pool->workers[i]); /* a context's: it has no thread */
+                weft__worker_free_jobs(&pool->workers[i]); /* a context's or caller's: no thread */
         }
         free(pool->workers);
     }
@@ -128,7 +127,7 @@ static void pool_free(weft_pool *pool, bool stale) {
 }
 
 static int init_workers(weft_pool *pool) {
-    unsigned slots = pool->threads + pool->contexts;
+    unsigned slots = weft__pool_slots_all(pool);
     pool->workers = alloc_aligned((size_t)slots * sizeof(weft__worker));
     if (!pool->workers)
         return ENOMEM;
@@ -152,7 +151,8 @@ static int init_workers(weft_pool *pool) {
 }
 
 static int check_config(const weft_config *c) {
-    if (c->threads > WEFT_THREADS_MAX || c->contexts > WEFT_THREADS_MAX)
+    if (c->threads > WEFT_THREADS_MAX || c->contexts > WEFT_THREADS_MAX ||
+        c->callers > WEFT_THREADS_MAX)
         return EINVAL;
     if (c->stack_size != 0 && c->stack_size < ((size_t)64 << 10))
         return EINVAL;
@@ -169,6 +169,18 @@ static unsigned resolve_threads(unsigned threads, unsigned cpus) {
     return weft__env_threads(cpus > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : cpus);
 }
 
+/* How many caller slots (callers.c) a pool made with c gets beside `used`
+ * workers and contexts: none if its callers wait, else c->callers, else as
+ * many of WEFT_CALLERS_DEFAULT as WEFT_THREADS_MAX leaves room for. */
+static unsigned resolve_callers(const weft_config *c, unsigned used) {
+    if (c->callers_wait)
+        return 0;
+    if (c->callers)
+        return c->callers;
+    unsigned room = used < WEFT_THREADS_MAX ? WEFT_THREADS_MAX - used : 0;
+    return room < WEFT_CALLERS_DEFAULT ? room : WEFT_CALLERS_DEFAULT;
+}
+
 static int pool_init(weft_pool *pool, const weft_config *c) {
     /* Read once (cpus.c reads files): the pool's size and the leave
      * policy's CPU count come from the same figure. */
@@ -176,7 +188,8 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     pool->cpus = cpus;
     pool->threads = resolve_threads(c->threads, cpus);
     pool->contexts = c->contexts;
-    if (pool->threads + pool->contexts > WEFT_THREADS_MAX)
+    pool->callers = resolve_callers(c, pool->threads + pool->contexts);
+    if (weft__pool_slots_all(pool) > WEFT_THREADS_MAX)
         return EINVAL;
     snprintf(pool->name, sizeof pool->name, "%s", c->name ? c->name : "weft");
     pool->on_start = c->on_start;
@@ -189,6 +202,7 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     atomic_init(&pool->refs, 1);
     atomic_init(&pool->start, WEFT__START_GATED);
     atomic_init(&pool->budget_waiters, 0);
+    atomic_init(&pool->callers_seen, 0);
     weft__pending_init(&pool->pending);
     for (int p = 0; p < WEFT__PRIORITIES; p++)
         weft__injector_init(&pool->injectors[p]);
@@ -201,7 +215,7 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     int err = init_workers(pool);
     if (!err)
         err = weft__sleep_init(&pool->sleep, &pool->idle_env, pool->threads,
-                               pool->threads + pool->contexts, cpus, c->wake == WEFT_WAKE_ALL,
+                               weft__pool_slots_all(pool), cpus, c->wake == WEFT_WAKE_ALL,
                                c->leave == WEFT_LEAVE_FAST);
     return err;
 }
@@ -360,8 +374,8 @@ static int check_not_inside(weft_pool *pool) {
     weft__worker *self = weft__current_worker();
     if (!self)
         return 0;
-    if (self->pool == pool)
-        return self->is_context ? EBUSY : EDEADLK;
+    if (self->pool == pool) /* a context holds the pool; a worker or caller runs its job */
+        return self->is_context && !weft__is_caller(self) ? EBUSY : EDEADLK;
     return weft__serve_reaches(&self->pool->served, &pool->served) ? EDEADLK : 0;
 }
 
@@ -432,55 +446,6 @@ int weft__pool_lookup(weft_pool *pool, weft_pool **out) {
 unsigned weft_pool_threads(const weft_pool *pool) {
     const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
     return p ? p->threads : 0;
-}
-
-static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t now) {
-    const weft__stats *st = &w->stats;
-    /* B run inline by a join's fast path counts in the head (join.h). */
-    out->jobs += weft__stat_get(&st->jobs) + weft__stat_get(&w->h.joins);
-    out->steals += weft__stat_get(&st->steals);
-    out->forced_steals += weft__stat_get(&st->forced_steals);
-    out->injected += weft__stat_get(&st->injected);
-    out->sleeps += weft__stat_get(&st->sleeps);
-    out->wakeups += weft__stat_get(&st->wakeups);
-    out->futile_wakeups += weft__stat_get(&st->futile_wakeups);
-    out->early_wakeups += weft__stat_get(&st->early_wakeups);
-    /* A search or sleep in progress counts up to now. */
-    uint64_t searching = weft__stat_get(&st->search_since);
-    uint64_t asleep = weft__stat_get(&st->asleep_since);
-    double search = 1e-9 * (double)(weft__stat_get(&st->search_ns) +
-                                    (searching && now > searching ? now - searching : 0));
-    double sleep = 1e-9 * (double)(weft__stat_get(&st->sleep_ns) +
-                                   (asleep && now > asleep ? now - asleep : 0));
-    /* started_ns is written before the worker thread starts running jobs;
-     * a worker not yet started counts as having lived 0 s. */
-    double life =
-        st->started_ns && now > st->started_ns ? 1e-9 * (double)(now - st->started_ns) : 0;
-    out->search_seconds += search;
-    out->sleep_seconds += sleep;
-    out->busy_seconds += life > search + sleep ? life - search - sleep : 0;
-}
-
-void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, size_t stats_size) {
-    assert(stats && "weft_pool_stats: stats is NULL"); /* release builds: a no-op (weft.h) */
-    if (!stats)
-        return;
-    weft_stats all = {0};
-    const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
-    if (p) {
-        uint64_t now = weft__now_ns();
-        for (unsigned i = 0; i < p->threads; i++)
-            stats_add_worker(&all, &p->workers[i], now);
-    }
-    /* Exactly the caller's bytes: an older, smaller struct ends earlier; a
-     * newer, larger one reads 0 in the fields we do not know. */
-    size_t known = stats_size < sizeof all ? stats_size : sizeof all;
-    memcpy(stats, &all, known);
-    memset((unsigned char *)stats + known, 0, stats_size - known);
-}
-
-void(weft_pool_stats)(const weft_pool *pool, weft_stats *stats) {
-    weft_pool_stats_sized(pool, stats, sizeof(weft_stats));
 }
 
 int weft_thread_index(void) {

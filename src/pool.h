@@ -35,8 +35,10 @@ typedef struct weft__worker {
     weft__deque deques[WEFT__PRIORITIES]; /* each on its own cache lines */
     /* Set before the worker starts. */
     alignas(WEFT__CACHELINE) weft_pool *pool; /* I */
-    unsigned index;                           /* I: slot; contexts follow the workers */
-    bool is_context;                          /* I: a context (context.c), not a worker thread */
+    unsigned index;                           /* I: slot; contexts, then callers, follow
+                                                 the workers */
+    bool is_context; /* I: a context (context.c) or a caller slot (callers.c): no thread of its own
+                      */
     /* Owner only. */
     uint64_t rng;              /* O: victim selection */
     weft__heap_job *free_jobs; /* O: recycled heap jobs */
@@ -47,7 +49,7 @@ typedef struct weft__worker {
     uint64_t forced_in;      /* O: 1 + the sleeps count when a forced sweep was spent (0: none) */
     uint32_t forced_answers; /* O: the pool's answer count before that sweep (worker.c) */
     /* The thread and how it is claimed and stopped. */
-    alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts only: a thread holds it */
+    alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts and callers: a thread holds it */
     pthread_t thread;
     weft__latch terminate;                      /* owned by this worker; set by weft_pool_destroy */
     alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */
@@ -77,10 +79,13 @@ struct weft_pool {
     _Atomic uint32_t start;          /* A: a WEFT__START_* value; futex word */
     weft__count_latch started;       /* a count per worker whose on_start has not returned */
     _Atomic uint32_t budget_waiters; /* A: its workers queued NORMAL for a slot (budget.c) */
+    _Atomic uint32_t callers_seen;   /* A: caller slots ever taken, a prefix (callers.c) */
     /* Set before the pool is published. */
-    alignas(WEFT__CACHELINE) weft__worker *workers; /* I: threads workers, then contexts */
+    alignas(WEFT__CACHELINE) weft__worker *workers; /* I: threads workers, then contexts,
+                                                       then callers */
     unsigned threads;                               /* I */
     unsigned contexts;                              /* I */
+    unsigned callers;                               /* I: caller slots (0: callers wait) */
     bool is_default;                                /* set under default_lock before the
                                                        default pool is published; read
                                                        only by weft_pool_destroy */
@@ -113,6 +118,28 @@ static inline void weft__set_current_worker(weft__worker *w) {
 static inline weft__worker *weft__worker_of(weft_pool *pool) {
     weft__worker *w = weft__current_worker();
     return w && w->pool == pool ? w : NULL;
+}
+
+/* Every slot of the pool: workers, contexts, callers. */
+static inline unsigned weft__pool_slots_all(const weft_pool *pool) {
+    return pool->threads + pool->contexts + pool->callers;
+}
+
+/* The slots that may hold jobs: every worker and context, and the caller
+ * slots taken so far (callers.c), so that a pool whose callers only wait, or
+ * that one caller uses, does not sweep slots nobody ever holds. */
+static inline unsigned weft__pool_victims(weft_pool *pool) {
+    /* Acquire: pairs with weft__caller_take's release; a thief that counts a
+     * slot sees it set up. A sweep that misses a slot taken just now is the
+     * same as one that ran before: the slot's first push then meets the
+     * sleep protocol's fences like any other (callers.c). */
+    return pool->threads + pool->contexts +
+           atomic_load_explicit(&pool->callers_seen, memory_order_acquire);
+}
+
+/* Is w a caller slot (callers.c), held by an outside thread for one call? */
+static inline bool weft__is_caller(const weft__worker *w) {
+    return w->index >= w->pool->threads + w->pool->contexts;
 }
 
 /* How many fork() children deep this process is, counting forks made after
@@ -158,6 +185,10 @@ WEFT__HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *lat
 
 /* The same for a context: its own jobs only, then sleep on the latch. */
 WEFT__HIDDEN void weft__context_wait_until(weft__worker *ctx, weft__latch *latch);
+
+/* Run what is still queued on a context or caller slot that its holder gives
+ * back (jobs nobody waited for). */
+WEFT__HIDDEN void weft__context_run_leftovers(weft__worker *ctx);
 
 static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) {
     if (weft__latch_probe(latch))

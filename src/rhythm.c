@@ -10,6 +10,16 @@
  * so a woken worker that counts itself back before finding any does not
  * start a new one. The pool also keeps its width: how many workers found work
  * in each busy period (each one that leaves the search counts once more).
+ *
+ * An outside caller that takes part in its own call (callers.c) is one of
+ * the pool's threads for that long: its call is an arrival, it counts as a
+ * thread that joined, and the pool is not quiet while it works, only from
+ * the end of its call (or later, when the last worker that helped stops),
+ * however early its workers ran out of jobs. Otherwise a caller that keeps
+ * one worker busy would look like one job at a time, which the policy does
+ * not follow, and its quiet periods would begin anywhere inside its calls.
+ * A rally wakes workers for the busy period's workers alone: its callers
+ * come by themselves.
  */
 #include "rhythm.h"
 
@@ -29,6 +39,9 @@ void weft__rhythm_init(weft__rhythm *r) {
     atomic_init(&r->gaps, 0);
     atomic_init(&r->joined, 0);
     atomic_init(&r->width, 0);
+    atomic_init(&r->calls, 0);
+    atomic_init(&r->called, 0);
+    atomic_init(&r->callers, 0);
 }
 
 void weft__rhythm_busy(weft__rhythm *r, unsigned threads) {
@@ -41,17 +54,26 @@ void weft__rhythm_busy(weft__rhythm *r, unsigned threads) {
         atomic_store_explicit(&r->joined, joined + 1, memory_order_relaxed);
 }
 
-void weft__rhythm_quiet(weft__rhythm *r, uint64_t now) {
-    uint64_t joined = atomic_load_explicit(&r->joined, memory_order_relaxed);
-    if (joined == 0) /* nobody found work since it was last quiet: still quiet */
-        return;
-    uint64_t width = atomic_load_explicit(&r->width, memory_order_relaxed);
-    if (width == 0)
-        width = joined * WEFT__RHYTHM_ONE;
+/* Fold this busy period's count into its moving average (the first sets it). */
+static void fold_count(_Atomic uint32_t *avg, _Atomic uint32_t *count, bool first) {
+    uint64_t sample = atomic_load_explicit(count, memory_order_relaxed) * WEFT__RHYTHM_ONE;
+    uint64_t a = atomic_load_explicit(avg, memory_order_relaxed);
+    if (first)
+        a = sample;
     else
-        weft__moving_average(&width, joined * WEFT__RHYTHM_ONE);
-    atomic_store_explicit(&r->width, (uint32_t)width, memory_order_relaxed);
-    atomic_store_explicit(&r->joined, 0, memory_order_relaxed);
+        weft__moving_average(&a, sample);
+    atomic_store_explicit(avg, (uint32_t)a, memory_order_relaxed);
+    atomic_store_explicit(count, 0, memory_order_relaxed);
+}
+
+void weft__rhythm_quiet(weft__rhythm *r, uint64_t now) {
+    if (atomic_load_explicit(&r->calls, memory_order_relaxed))
+        return; /* a caller still works: the end of its call decides */
+    if (atomic_load_explicit(&r->joined, memory_order_relaxed) == 0)
+        return; /* nobody found work since it was last quiet: still quiet */
+    bool first = atomic_load_explicit(&r->width, memory_order_relaxed) == 0;
+    fold_count(&r->callers, &r->called, first);
+    fold_count(&r->width, &r->joined, first);
     atomic_store_explicit(&r->quiet_ns, now, memory_order_relaxed);
 }
 
@@ -76,8 +98,24 @@ void weft__rhythm_arrival(weft__rhythm *r, uint64_t now) {
         atomic_store_explicit(&r->gaps, gaps + 1, memory_order_relaxed);
 }
 
+void weft__rhythm_call_begin(weft__rhythm *r, uint64_t now) {
+    /* Increments, not the load and store of weft__rhythm_busy: calls must
+     * return to 0, or the pool would never be quiet again. */
+    atomic_fetch_add_explicit(&r->calls, 1, memory_order_relaxed);
+    weft__rhythm_arrival(r, now);
+    atomic_fetch_add_explicit(&r->joined, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->called, 1, memory_order_relaxed);
+}
+
+void weft__rhythm_call_end(weft__rhythm *r, uint64_t now, bool workers_inactive) {
+    if (atomic_fetch_sub_explicit(&r->calls, 1, memory_order_relaxed) == 1 && workers_inactive)
+        weft__rhythm_quiet(r, now);
+}
+
 unsigned weft__rhythm_engaged(const weft__rhythm *r) {
     uint32_t width = atomic_load_explicit(&r->width, memory_order_relaxed);
+    uint32_t callers = atomic_load_explicit(&r->callers, memory_order_relaxed);
+    width = width > callers ? width - callers : 0;
     return (width + WEFT__RHYTHM_ONE - 1) / WEFT__RHYTHM_ONE;
 }
 

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* weft_run: run a function inside a pool and wait for it (Rayon's install).
  *
- * Outside any pool the job is injected and the caller blocks on a latch it
- * owns; on a worker of another pool the caller owns the latch as a worker and
- * keeps running its own pool's jobs while it waits; on a worker of the pool
- * itself the function just runs. The job lives in the caller's frame, which
- * outlives it because the caller waits for the latch the job sets last.
+ * Outside any pool the caller takes a caller slot and runs the function
+ * itself, as a member of the pool (callers.c); with no slot free, the job
+ * is injected and the caller blocks on a latch it owns; on a worker of another pool the caller owns
+ * the latch as a worker and keeps running its own pool's jobs while it waits; on a worker of the
+ * pool itself the function just runs. The job lives in the caller's frame, which outlives it
+ * because the caller waits for the latch the job sets last.
  */
 #include <assert.h>
 #include <errno.h>
 
 #include "pool.h"
+
+#include "callers.h"
 
 /* The injected job: a stack job whose job.next the injector uses, so the
  * group it runs in, the caller's, is kept beside it. */
@@ -40,6 +43,12 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
         return 0;
     }
     weft__worker *caller = weft__current_worker(); /* of another pool, or NULL */
+    weft__worker *slot = caller ? NULL : weft__caller_take(pool);
+    if (slot) {
+        weft__worker_call_at(slot, priority, fn, arg);
+        weft__caller_give_back(slot);
+        return 0;
+    }
     run_job r = {.s = {.job.execute = run_job_execute, .fn = fn, .arg = arg},
                  .group = caller ? caller->h.group : NULL};
     weft__latch_init(&r.s.done);

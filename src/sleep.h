@@ -140,6 +140,22 @@ static inline void weft__sleep_arrival(weft__sleep *s) {
         weft__rhythm_arrival(&s->leave.rhythm, weft__now_ns());
 }
 
+/* An outside caller begins and ends a call it takes part in (callers.c):
+ * its rhythm counts the caller as one of the pool's threads meanwhile. */
+static inline void weft__sleep_call_begin(weft__sleep *s) {
+    if (WEFT__LIKELY(!s->wake_all))
+        weft__rhythm_call_begin(&s->leave.rhythm, weft__now_ns());
+}
+
+static inline void weft__sleep_call_end(weft__sleep *s) {
+    if (WEFT__UNLIKELY(s->wake_all))
+        return;
+    /* Seq-cst, like every counter access; a hint for the rhythm. */
+    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
+    weft__rhythm_call_end(&s->leave.rhythm, weft__now_ns(),
+                          weft__counters_inactive(c) == s->threads);
+}
+
 /* n jobs were pushed into the injector (includes the PushFence). */
 WEFT__HIDDEN void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
 

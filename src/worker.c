@@ -53,7 +53,7 @@ static weft__steal_result count_forced(weft__worker *w, weft__steal_result r) {
 static weft__job *steal_work(weft__worker *w, bool *more, weft_priority *run_prio) {
     weft_priority prio = *run_prio;
     weft_pool *pool = w->pool;
-    unsigned n = pool->threads + pool->contexts; /* contexts are victims too */
+    unsigned n = weft__pool_victims(pool); /* contexts and callers are victims too */
     /* After a final check that saw private jobs, the first pass tries each
      * victim that shows nothing public by force: a barrier each, so retries
      * (lost races) do not. */
@@ -143,7 +143,7 @@ static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
  * (a sum that wraps: only its changes matter). */
 static uint32_t answers_now(weft_pool *pool) {
     uint32_t sum = 0;
-    for (unsigned v = 0; v < pool->threads + pool->contexts; v++)
+    for (unsigned v = 0, n = weft__pool_victims(pool); v < n; v++)
         for (int p = 0; p < WEFT__PRIORITIES; p++) /* frames' answers count in deques[0] */
             sum += weft__deque_answers(&pool->workers[v].deques[p]);
     return sum;
@@ -215,7 +215,7 @@ static bool final_check(void *ctx, unsigned index) {
 /* Does a deque of a slot other than `index` show private jobs (or, with
  * !private_jobs, public ones)? Hints, read after the caller's fence. */
 static bool other_deques_show(weft_pool *pool, unsigned index, bool private_jobs) {
-    unsigned n = pool->threads + pool->contexts;
+    unsigned n = weft__pool_victims(pool);
     /* Relaxed: see weft__pool_note_high. */
     int prios = atomic_load_explicit(&pool->high_pushed, memory_order_relaxed) ? 2 : 1;
     for (unsigned v = 0; v < n; v++) {
@@ -265,7 +265,7 @@ static bool high_queued(void *ctx) {
     /* Relaxed: see weft__pool_note_high. */
     if (!atomic_load_explicit(&pool->high_pushed, memory_order_relaxed))
         return false;
-    for (unsigned v = 0; v < pool->threads + pool->contexts; v++)
+    for (unsigned v = 0, n = weft__pool_victims(pool); v < n; v++)
         if (!weft__deque_public_empty(&pool->workers[v].deques[WEFT_PRIORITY_HIGH]))
             return true;
     return false;

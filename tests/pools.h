@@ -15,6 +15,16 @@ static inline weft_pool *make_pool(unsigned threads) {
     return pool;
 }
 
+/* The same, but outside callers only wait (callers_wait): the root of a
+ * weft_run from the test's thread runs on a worker, for tests whose premise
+ * is what the pool's workers alone do (one worker busy with the body, every
+ * job counted in weft_stats). */
+static inline weft_pool *make_waiting_pool(unsigned threads) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads, .callers_wait = true}), 0);
+    return pool;
+}
+
 static inline void nothing(void *arg) {
     (void)arg;
 }

@@ -131,7 +131,11 @@ static void broadcast_before_lock(void *arg, weft__debug_point p) {
 
 TEST(final_check_sees_a_broadcast_posted_while_falling_asleep) {
     weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .leave = WEFT_LEAVE_FAST}), 0);
+    /* The caller only waits: its weft_run wakes the worker. */
+    CHECK_EQ(
+        weft_pool_create(
+            &pool, &(weft_config){.threads = 1, .leave = WEFT_LEAVE_FAST, .callers_wait = true}),
+        0);
     for (int i = 0; i < 5; i++) {
         check_sleep_us(2000);
         race_tally = (tally){0};

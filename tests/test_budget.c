@@ -38,8 +38,15 @@ static void enter(void) {
     }
 }
 
+/* Does this job run on a worker thread, which holds a slot of the budget?
+ * Not on a driver, which takes part in its own loop (a caller slot). */
+static bool on_a_worker(void) {
+    int index = weft_thread_index();
+    return index >= 0 && index < (int)weft_pool_threads(NULL);
+}
+
 static void count_piece(size_t begin, size_t end, void *arg) {
-    bool worker = weft_thread_index() >= 0;
+    bool worker = on_a_worker();
     if (worker)
         enter();
     _Atomic long *sum = arg;
@@ -53,7 +60,7 @@ static void count_piece(size_t begin, size_t end, void *arg) {
  * joins: a join's wait may hand the slot on. */
 static void counted_fib(void *arg) {
     fib *f = arg;
-    bool worker = weft_thread_index() >= 0;
+    bool worker = on_a_worker();
     if (worker)
         enter();
     if (f->n < 2) {

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Many callers, many pools: outside threads sharing a pool, the default
- * pool created once, a thousand pools, and pools calling into each other. */
+ * pool created once, a thousand pools, and pools calling into each other;
+ * outside callers that take part in their own work (caller slots, callers.c):
+ * where their work runs, who may run it, and what happens when the slots run
+ * out or the pool's callers only wait. */
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -38,20 +43,28 @@ static void *outside_caller(void *arg) {
     return NULL;
 }
 
+/* Eight outside threads on a pool of three: with eight caller slots each
+ * takes part in its own work; with two, the others are injected and wait;
+ * with none, all wait. Every index is visited once either way. */
 TEST(many_outside_threads_share_a_pool) {
     enum { CALLERS = 8 };
-    weft_pool *pool = make_pool(3);
-    pthread_t t[CALLERS];
-    caller c[CALLERS];
-    for (int i = 0; i < CALLERS; i++) {
-        c[i] = (caller){pool, 0};
-        pthread_create(&t[i], NULL, outside_caller, &c[i]);
+    const weft_config configs[] = {
+        {.threads = 3}, {.threads = 3, .callers = 2}, {.threads = 3, .callers_wait = true}};
+    for (int k = 0; k < 3; k++) {
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, &configs[k]), 0);
+        pthread_t t[CALLERS];
+        caller c[CALLERS];
+        for (int i = 0; i < CALLERS; i++) {
+            c[i] = (caller){pool, 0};
+            pthread_create(&t[i], NULL, outside_caller, &c[i]);
+        }
+        for (int i = 0; i < CALLERS; i++) {
+            pthread_join(t[i], NULL);
+            CHECK_EQ(c[i].ok, scaled(200));
+        }
+        CHECK_EQ(weft_pool_destroy(pool), 0);
     }
-    for (int i = 0; i < CALLERS; i++) {
-        pthread_join(t[i], NULL);
-        CHECK_EQ(c[i].ok, scaled(200));
-    }
-    CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
 static void *get_default(void *arg) {
@@ -115,4 +128,240 @@ TEST(two_pools_call_into_each_other) {
     }
     CHECK_EQ(weft_pool_destroy(a), 0);
     CHECK_EQ(weft_pool_destroy(b), 0);
+}
+
+/* ---- Caller slots ------------------------------------------------------- */
+
+typedef struct where {
+    weft_pool *pool;
+    pthread_t caller;
+    int index;
+    bool on_caller;
+    int acquire;
+    int destroy;
+} where;
+
+static void where_am_i(void *arg) {
+    where *w = arg;
+    w->on_caller = pthread_equal(pthread_self(), w->caller);
+    w->index = weft_thread_index();
+    weft_context *c;
+    w->acquire = weft_context_acquire(NULL, &c);
+    w->destroy = weft_pool_destroy(w->pool);
+    CHECK_EQ(weft_pool_threads(NULL), weft_pool_threads(w->pool)); /* NULL: this pool */
+}
+
+/* An outside caller runs its function itself, in the first caller slot after
+ * the workers and contexts, as a member of the pool; then it is an outside
+ * thread again. */
+TEST(an_outside_caller_runs_its_own_call) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2, .contexts = 1, .callers = 3}), 0);
+    CHECK_EQ(weft_pool_slots(pool), 2 + 1 + 3);
+    where w = {.pool = pool, .caller = pthread_self(), .index = -2};
+    weft_run(pool, where_am_i, &w);
+    CHECK(w.on_caller);
+    CHECK_EQ(w.index, 3);
+    CHECK_EQ(w.acquire, EINVAL);  /* it holds a slot, as a context */
+    CHECK_EQ(w.destroy, EDEADLK); /* a job of the pool runs on it */
+    CHECK_EQ(weft_thread_index(), -1);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* callers_wait: the caller blocks and a worker runs everything, as before
+ * caller slots; a pool with no slot left falls back to the same. */
+TEST(callers_wait_keeps_the_work_on_workers) {
+    weft_pool *pool = make_waiting_pool(2);
+    CHECK_EQ(weft_pool_slots(pool), 2);
+    where w = {.pool = pool, .caller = pthread_self(), .index = -2};
+    weft_run(pool, where_am_i, &w);
+    CHECK(!w.on_caller);
+    CHECK(w.index == 0 || w.index == 1);
+    CHECK_EQ(w.destroy, EDEADLK);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+typedef struct slot_holder {
+    weft_pool *pool;
+    _Atomic int holding, release;
+    where second;
+} slot_holder;
+
+static void hold_the_slot(void *arg) {
+    slot_holder *h = arg;
+    atomic_store(&h->holding, 1);
+    double deadline = check_now() + 60;
+    while (!atomic_load(&h->release)) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(100);
+    }
+}
+
+static void *wait_then_call(void *arg) {
+    slot_holder *h = arg;
+    double deadline = check_now() + 60;
+    while (!atomic_load(&h->holding)) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(100);
+    }
+    h->second.caller = pthread_self();
+    weft_run(h->pool, where_am_i, &h->second);
+    atomic_store(&h->release, 1);
+    return NULL;
+}
+
+/* One caller slot, two callers at once: the second is injected and waits,
+ * and a worker runs its call. */
+TEST(a_caller_with_no_slot_left_waits) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2, .callers = 1}), 0);
+    slot_holder h = {.pool = pool, .second = {.pool = pool, .index = -2}};
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, wait_then_call, &h), 0);
+    weft_run(pool, hold_the_slot, &h); /* released once the second call ran */
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK(!h.second.on_caller);
+    CHECK(h.second.index == 0 || h.second.index == 1);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* Idle workers take part in an outside caller's loop: its first piece waits
+ * until a piece has run on another thread, which only a worker that took
+ * part of the loop from the caller's slot can do. */
+typedef struct helped_loop {
+    pthread_t caller;
+    _Atomic int helped;
+    _Atomic long visited;
+} helped_loop;
+
+static void wait_for_help(size_t begin, size_t end, void *arg) {
+    helped_loop *h = arg;
+    if (!pthread_equal(pthread_self(), h->caller)) {
+        atomic_store(&h->helped, 1);
+    } else if (begin == 0) {
+        double deadline = check_now() + 60;
+        while (!atomic_load(&h->helped)) {
+            CHECK(check_now() < deadline); /* nobody took the caller's jobs */
+            sched_yield();
+        }
+    }
+    atomic_fetch_add(&h->visited, (long)(end - begin));
+}
+
+TEST(workers_take_part_in_a_callers_loop) {
+    weft_pool *pool = make_pool(3);
+    for (int round = 0; round < scaled(20); round++) {
+        if (round % 2) /* from sleep, as well as from a search */
+            check_sleep_us(20000);
+        helped_loop h = {.caller = pthread_self()};
+        weft_for(pool, 0, 64, 1, wait_for_help, &h);
+        CHECK_EQ(atomic_load(&h.visited), 64);
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* A caller runs jobs of its own call only: never another caller's, never a
+ * detached job from the injector (seed 003's rule), so a job runs on its own
+ * submitter or on a worker. */
+typedef struct own_loop {
+    weft_pool *pool;
+    pthread_t caller;
+    _Atomic long foreign;
+} own_loop;
+
+static _Atomic long detached_on_callers;
+
+static void only_mine(size_t begin, size_t end, void *arg) {
+    own_loop *o = arg;
+    int index = weft_thread_index();
+    bool on_a_caller = index >= (int)weft_pool_threads(o->pool);
+    if (on_a_caller && !pthread_equal(pthread_self(), o->caller))
+        atomic_fetch_add(&o->foreign, 1);
+    for (size_t i = begin; i < end; i++)
+        sched_yield(); /* pieces long enough for the others to queue theirs */
+}
+
+static void detached_where(void *arg) {
+    if (weft_thread_index() >= (int)weft_pool_threads(arg))
+        atomic_fetch_add(&detached_on_callers, 1);
+}
+
+static void *own_caller(void *arg) {
+    own_loop *o = arg;
+    o->caller = pthread_self();
+    for (int i = 0; i < scaled(100); i++) {
+        weft_for(o->pool, 0, 64, 1, only_mine, o);
+        CHECK_EQ(weft_spawn(o->pool, detached_where, o->pool), 0);
+    }
+    return NULL;
+}
+
+TEST(a_caller_runs_only_its_own_jobs) {
+    enum { CALLERS = 3 };
+    weft_pool *pool = make_pool(2);
+    atomic_store(&detached_on_callers, 0);
+    own_loop o[CALLERS];
+    pthread_t t[CALLERS];
+    for (int i = 0; i < CALLERS; i++) {
+        o[i] = (own_loop){.pool = pool};
+        CHECK_EQ(pthread_create(&t[i], NULL, own_caller, &o[i]), 0);
+    }
+    for (int i = 0; i < CALLERS; i++) {
+        CHECK_EQ(pthread_join(t[i], NULL), 0);
+        CHECK_EQ(atomic_load(&o[i].foreign), 0);
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0); /* runs the detached jobs */
+    CHECK_EQ(atomic_load(&detached_on_callers), 0);
+}
+
+/* The pool may be destroyed as soon as the work of a call is done, while the
+ * caller is still returning from it (weft.h: weft_pool_destroy); the caller
+ * must not touch the pool after that (callers.c, "Lifetime": ASan and the
+ * random-yield build catch a caller that does). */
+typedef struct ending_call {
+    weft_pool *pool;
+    _Atomic int done;
+} ending_call;
+
+static void end_the_work(void *arg) {
+    atomic_store(&((ending_call *)arg)->done, 1);
+}
+
+static void *destroy_when_done(void *arg) {
+    ending_call *e = arg;
+    double deadline = check_now() + 60;
+    while (!atomic_load(&e->done)) {
+        CHECK(check_now() < deadline);
+        sched_yield();
+    }
+    CHECK_EQ(weft_pool_destroy(e->pool), 0);
+    return NULL;
+}
+
+TEST(a_pool_destroyed_while_its_caller_returns) {
+    for (int i = 0; i < scaled(200); i++) {
+        ending_call e = {.pool = make_pool(1)};
+        pthread_t t;
+        CHECK_EQ(pthread_create(&t, NULL, destroy_when_done, &e), 0);
+        weft_run(e.pool, end_the_work, &e);
+        CHECK_EQ(pthread_join(t, NULL), 0);
+    }
+}
+
+/* Caller slots are counted in weft_pool_slots and configurable; too many is
+ * EINVAL. */
+TEST(caller_slot_configuration) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = WEFT_THREADS_MAX}),
+             EINVAL);
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = WEFT_THREADS_MAX + 1}),
+             EINVAL);
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1}), 0);
+    CHECK_EQ(weft_pool_slots(pool), 1 + WEFT_CALLERS_DEFAULT);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(
+        weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = 5, .callers_wait = true}),
+        0);
+    CHECK_EQ(weft_pool_slots(pool), 1); /* callers_wait: callers is ignored */
+    CHECK_EQ(weft_pool_destroy(pool), 0);
 }

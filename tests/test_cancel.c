@@ -47,7 +47,7 @@ static void cancel_then_spawn(weft_scope *s, void *arg) {
 }
 
 TEST(spawns_into_a_cancelled_scope_are_refused) {
-    weft_pool *pool = make_pool(1);
+    weft_pool *pool = make_waiting_pool(1);
     reset();
     weft_scope_run(pool, cancel_then_spawn, NULL);
     /* The job queued before the cancel had not started (one worker, busy
@@ -73,7 +73,7 @@ TEST(queued_scope_jobs_are_skipped_and_released) {
     /* One worker runs the body, so nothing it queues starts before the
      * cancel. The heap jobs go back to the free list or to malloc (ASan's
      * leak check); the release calls give back what the jobs owned. */
-    weft_pool *pool = make_pool(1);
+    weft_pool *pool = make_waiting_pool(1);
     reset();
     long n = scaled(10000);
     weft_scope_run(pool, queue_then_cancel, &n);
@@ -190,7 +190,7 @@ static void probe_body(size_t begin, size_t end, void *arg) {
 TEST(a_cancelled_loop_starts_no_more_pieces) {
     /* One worker and grain 1: the pieces run left to right, one index each,
      * so the piece that cancels is the last to run. */
-    weft_pool *pool = make_pool(1);
+    weft_pool *pool = make_waiting_pool(1);
     loop_probe p = {.cancel_at = 0};
     weft_for(pool, 0, 1000, 1, probe_body, &p);
     CHECK_EQ(atomic_load(&p.calls), 1);
@@ -336,7 +336,7 @@ static void nesting_body(weft_scope *s, void *arg) {
 }
 
 TEST(a_cancel_reaches_the_groups_nested_in_it_and_no_further_out) {
-    weft_pool *pool = make_pool(1);
+    weft_pool *pool = make_waiting_pool(1);
     reset();
     nest t = {.pool = pool};
     weft_scope_run(pool, nesting_body, &t);

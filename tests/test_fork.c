@@ -390,9 +390,21 @@ static bool file_exists(const char *path) {
  * uses weft exits without touching the parent's pool (its inherited exit
  * handler stops only a default pool of its own, and makes none), and a child
  * that does use it writes its trace to a file of its own. */
+static void record_on_every_worker(unsigned index, void *arg) {
+    (void)index;
+    (void)arg;
+}
+
 static void trace_children(const char *path) {
     setenv("WEFT_TRACE", path, 1);
     weft_run(NULL, nothing, NULL); /* a traced default pool; stopped at exit */
+    /* Each worker's first trace event allocates its buffer; the caller ran
+     * its job itself, so a worker may still be recording its first search
+     * when fork() runs. gcc 12's ASan (PARK_FOR_FORK above) would hand the
+     * child its allocator locked: a broadcast waits until every worker has
+     * recorded events, after which its buffer holds thousands more. */
+    if (PARK_FOR_FORK)
+        CHECK_EQ(weft_broadcast(NULL, record_on_every_worker, NULL), 0);
     char name[256];
     pid_t quiet = fork();
     if (quiet == 0) {

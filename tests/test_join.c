@@ -79,7 +79,7 @@ static void fib_called(void *arg) {
 }
 
 TEST(join_out_of_line_and_inline_mix) {
-    weft_pool *pool = make_pool(4);
+    weft_pool *pool = make_waiting_pool(4); /* every join on a worker: counted */
     fib f = {scaled(1) == 1 ? 25 : 20, 0};
     weft_run(pool, fib_called, &f);
     CHECK_EQ(f.r, f.n == 25 ? 75025 : 6765);
@@ -121,11 +121,19 @@ TEST(null_means_the_current_pool) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
+/* From outside, the work runs in the pool: on the caller, in its first
+ * caller slot (threads + contexts + 0), or on a worker if callers wait. */
 TEST(run_places_work_in_the_pool) {
     int idx = -2;
     weft_join(on_worker, &idx, nothing, NULL);
-    CHECK(idx >= 0);
+    CHECK_EQ(idx, (int)weft_pool_threads(NULL));
+    CHECK_EQ(weft_thread_index(), -1); /* an outside thread again */
     weft_pool *pool = make_pool(2);
+    idx = -2;
+    weft_run(pool, on_worker, &idx);
+    CHECK_EQ(idx, 2);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    pool = make_waiting_pool(2);
     idx = -2;
     weft_run(pool, on_worker, &idx);
     CHECK(idx == 0 || idx == 1);

@@ -255,6 +255,43 @@ TEST(pool_learns_its_rhythm) {
     CHECK(atomic_load(&p.lp.rhythm.width) < 2 * WEFT__RHYTHM_ONE);
 }
 
+/* An outside caller that takes part in its calls (callers.c) is one of the
+ * pool's threads while they run: its call is an arrival and counts in the
+ * width, the pool is not quiet while it runs however early the workers ran
+ * out, but from its end; a rally wakes the width's workers, not the callers,
+ * who come by themselves. So a caller helped by one worker (two threads) is
+ * followed, which one worker alone (width one) would not be. */
+TEST(a_caller_is_one_of_the_pools_threads_during_its_call) {
+    policy p;
+    make(&p, 2, 2, false);
+    p.lv.gain_ns = -1;
+    uint64_t t = T0 - 10 * 300 * US;
+    for (int i = 0; i < 10; i++) {
+        weft__rhythm_call_begin(&p.lp.rhythm, t);
+        weft__leave_found(&p.lp, &p.lv, 0);            /* one worker helps */
+        weft__rhythm_quiet(&p.lp.rhythm, t + 50 * US); /* and runs out: not quiet */
+        CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
+        weft__rhythm_call_end(&p.lp.rhythm, t + 100 * US, true);
+        CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), t + 100 * US);
+        t += 300 * US;
+    }
+    CHECK_EQ(atomic_load(&p.lp.rhythm.gap_ns), 200 * US); /* from each call's end */
+    CHECK_EQ(atomic_load(&p.lp.rhythm.width), 2 * WEFT__RHYTHM_ONE);
+    CHECK_EQ(weft__rhythm_engaged(&p.lp.rhythm), 1);
+    /* Quiet since T0 - 200 us: due at T0, searched for from a wake-up and
+     * the lateness before, as pool_work_due_is_searched_for. */
+    CHECK(searches(&p, 0));
+    weft__leave_wake w = {.now = T0, .deadline = T0 - 1};
+    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 1); /* the worker, not the caller */
+    /* A call whose workers are still at work when it ends leaves the quiet
+     * period to the last of them. */
+    weft__rhythm_call_begin(&p.lp.rhythm, t);
+    weft__rhythm_call_end(&p.lp.rhythm, t + 100 * US, false);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
+    weft__rhythm_quiet(&p.lp.rhythm, t + 120 * US);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), t + 120 * US);
+}
+
 /* The back-off spins 1, 2, ..., 32 pauses, then yields (no state left). */
 TEST(backoff_spins_then_yields) {
     unsigned rounds = 0;

@@ -40,7 +40,10 @@ static void nothing(void *arg) {
 
 static weft_pool *make_pool(unsigned threads, weft_leave leave) {
     weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = threads, .leave = leave}), 0);
+    /* Outside callers only wait: a weft_run from the test wakes a worker. */
+    CHECK_EQ(weft_pool_create(
+                 &pool, &(weft_config){.threads = threads, .leave = leave, .callers_wait = true}),
+             0);
     return pool;
 }
 

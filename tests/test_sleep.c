@@ -19,8 +19,10 @@ static void nothing(void *arg) {
     (void)arg;
 }
 
+/* Outside callers only wait: these tests wake workers with jobs run from
+ * outside, which would otherwise run on the test's thread (callers.c). */
 static weft_pool *make_pool(unsigned threads, weft_wake wake, weft_leave leave) {
-    weft_config c = {.threads = threads, .wake = wake, .leave = leave};
+    weft_config c = {.threads = threads, .wake = wake, .leave = leave, .callers_wait = true};
     weft_pool *pool;
     CHECK_EQ(weft_pool_create(&pool, &c), 0);
     return pool;

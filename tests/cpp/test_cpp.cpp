@@ -57,6 +57,9 @@ TEST(version_and_thread_index) {
     CHECK_EQ(weft::thread_index(), -1);
     weft::pool p(threads(2));
     int inside = weft::run(p, [] { return weft::thread_index(); });
+    CHECK_EQ(inside, 2); /* on this thread, in the first caller slot */
+    weft::pool waits(threads(2).callers_wait());
+    inside = weft::run(waits, [] { return weft::thread_index(); });
     CHECK(inside == 0 || inside == 1);
 }
 
@@ -431,7 +434,8 @@ TEST(scope_rethrows_after_all_jobs) {
 #endif
 
 TEST(cancel_skips_jobs_and_destroys_their_callables) {
-    weft::pool p(threads(1)); /* the body keeps the only worker: nothing queued starts */
+    /* The body keeps the only worker: nothing queued starts. */
+    weft::pool p(threads(1).callers_wait());
     std::atomic<int> ran{0};
     auto owned = std::make_shared<int>(0);
     weft::scope(p, [&](weft::scope &s) {
@@ -594,7 +598,7 @@ TEST(small_noexcept_work_allocates_nothing) {
 }
 
 TEST(nests_with_the_c_api) {
-    weft::pool p(threads(4));
+    weft::pool p(threads(4).callers_wait()); /* every job on a worker: counted */
     std::atomic<long> total{0};
     weft::scope(p, [&](weft::scope &s) {
         for (int k = 0; k < 4; k++)
@@ -785,8 +789,8 @@ TEST(graph_errors) {
 #endif
 
 TEST(context_runs_its_own_work) {
-    weft::pool p(threads(2).contexts(1));
-    CHECK_EQ(p.slots(), 3);
+    weft::pool p(threads(2).contexts(1).callers(1));
+    CHECK_EQ(p.slots(), 4);
     {
         weft::context ctx(p);
         CHECK(ctx.get() != nullptr);
