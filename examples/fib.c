@@ -27,7 +27,7 @@ static void fib_job(void *arg) {
 
 int main(void) {
     fib f = {40, 0};
-    weft_run(NULL, fib_job, &f); /* runs on the default pool, waits */
+    weft_run(NULL, fib_job, &f); /* in the default pool, this thread taking part */
     printf("fib(%d) = %ld\n", f.n, f.result);
     return f.result == 102334155 ? 0 : 1;
 }

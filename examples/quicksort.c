@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
     qsort(expected, n, sizeof *expected, compare_ints);
     double t1 = now();
     sort_task all = {a, n};
-    weft_run(NULL, quicksort, &all); /* sort inside the default pool, wait */
+    weft_run(NULL, quicksort, &all); /* sort in the default pool, this thread taking part */
     double t2 = now();
 
     int ok = memcmp(a, expected, n * sizeof *a) == 0;

@@ -37,6 +37,8 @@
 
 #include "pool.h"
 
+#include "debug_yield.h"
+
 /* Count slot i (0-based among the callers) as seen. */
 static void note_seen(weft_pool *pool, uint32_t i) {
     /* Relaxed load: a stale value only sends us to the CAS. */
@@ -80,6 +82,7 @@ void weft__caller_give_back(weft__worker *slot) {
     weft__context_run_leftovers(slot);
     weft__sleep_call_end(&pool->sleep);
     weft__set_current_worker(NULL);
+    weft__debug_yield(); /* the work is done: another thread may destroy the pool now */
     /* Release: pairs with the next taker's acquire. */
     atomic_store_explicit(&slot->taken, false, memory_order_release);
     weft__pool_unref(pool);
