@@ -224,6 +224,9 @@ typedef struct bench_system {
     const char *name;
     int variant; /* system-specific: which configuration of the library */
     int hidden;  /* not listed by --systems: run by name (bench/policy.sh) */
+    /* Its pools take work from one outside thread at a time: the workloads
+     * that call in from several (pools) skip it. */
+    int one_caller;
     bench_pool *(*create)(const struct bench_system *sys, unsigned threads, unsigned flags);
     void (*destroy)(bench_pool *pool);
     long (*fib)(bench_pool *pool, int n);             /* fork at every call */

@@ -28,6 +28,7 @@ typedef struct sizes {
     unsigned burst_iters;     /* bursts per run */
     unsigned control_iters;   /* control ticks per run */
     double idle_s;            /* idle time measured */
+    int pools_rounds;         /* rounds per driver of the pools workload */
 } sizes;
 
 #define US 1000u
@@ -76,5 +77,9 @@ void wl_burst(const run_ctx *c);     /* wl_burst.c */
 void wl_burst5ms(const run_ctx *c);  /* wl_burst.c */
 void wl_control(const run_ctx *c);   /* wl_burst.c */
 void wl_idle(const run_ctx *c);      /* wl_burst.c */
+void wl_pools(const run_ctx *c);     /* wl_pools.c */
+
+/* fib(n), computed without recursion: the reference (wl_fork.c). */
+long fib_value(int n);
 
 #endif /* BENCH_DRIVER_H */

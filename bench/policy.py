@@ -20,7 +20,7 @@ def med(system, workload, threads, field, interval=None):
 
 
 def med_where(workload, threads, field, layout):
-    """A pools.c row: the median of field over the runs of one layout."""
+    """A pools workload row (wl_pools.c): the median of field over the runs of one layout."""
     v = [r[field] for r in cell.get(("weft", workload, threads, None), [])
          if r.get("layout") == layout and field in r]
     return statistics.median(v) if v else None
@@ -102,7 +102,7 @@ def compose_table():
 
 
 def pools_table():
-    print("\n### Several pools in one process (bench/pools.c)\n")
+    print("\n### Several pools in one process (bench/wl_pools.c)\n")
     print("Four driver threads, each running fib(27) and a 10^6-index loop "
           "from outside; medians.\n")
     print("| layout | wall s | CPU s | involuntary switches | voluntary switches |")

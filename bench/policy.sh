@@ -13,7 +13,8 @@
 # 25% of the lower of the two.
 #
 # Composability: bench/compose.c (a weft stage, then an OpenMP stage), and
-# bench/pools.c (four pools of 8 in one process, against one shared pool).
+# the pools workload (bench/wl_pools.c: four pools of 8 in one process,
+# against one shared pool; make bench runs it for the peers too).
 #
 # Wake rule: weft (Go's: a push wakes a sleeper only when nobody searches)
 # against weft-rayonwake (Rayon's: a push onto a non-empty queue always wakes)
@@ -65,7 +66,7 @@ for r in $(seq 0 $((runs - 1))); do
     for compose in "$dir/compose_bench" "$dir/compose_spin_bench"; do
         [ -x "$compose" ] && { timeout 120 "$compose" "$r" >>"$raw" || echo "failed: compose" >&2; }
     done
-    timeout 120 "$dir/pools_bench" "$r" $smoke >>"$raw" || echo "failed: pools" >&2
+    run weft pools 8
     for s in weft weft-rayonwake; do
         for t in 8 16 64; do
             for w in idle sporadic fib30 loop; do run "$s" "$w" "$t"; done

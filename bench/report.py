@@ -173,8 +173,8 @@ def index(recs):
     stored under threads 0 (no pool: one record serves every pool size)."""
     ix = collections.defaultdict(dict)
     for r in recs:
-        if r["workload"] == "sweep":
-            continue
+        if r["workload"] in ("sweep", "pools"):
+            continue  # several records a run: tables of their own
         threads = 0 if r["system"] in SERIALS else r["threads"]
         ix[(r["workload"], r["system"], threads)][r["run"]] = r
     return ix
@@ -292,6 +292,30 @@ def sweep_table(recs, systems):
     return out, cols, intervals, med
 
 
+POOLS_LAYOUTS = (("four", "four pools, a driver each"),
+                 ("shared", "one pool, four drivers"),
+                 ("alone", "one pool, one driver"))
+POOLS_FIGURES = (("wall_s", "wall s"), ("cpu_s", "CPU s"),
+                 ("nivcsw", "involuntary switches"))
+
+
+def pools_table(recs, systems):
+    """The pools workload (wl_pools.c): a row per layout and figure, medians."""
+    vals = collections.defaultdict(list)
+    for r in recs:
+        if r["workload"] == "pools":
+            for f, _ in POOLS_FIGURES:
+                vals[(r["layout"], f, r["system"])].append(r[f])
+    cols = [s for s in systems if any(k[2] == s for k in vals)]
+    out = ["| layout | figure | " + " | ".join(cols) + " |", "|---|---|" + "---:|" * len(cols)]
+    for layout, label in POOLS_LAYOUTS:
+        for f, flabel in POOLS_FIGURES:
+            v = [vals.get((layout, f, s)) for s in cols]
+            cells = [fmt(statistics.median(x)) if x else "—" for x in v]
+            out.append(f"| {label} | {flabel} | " + " | ".join(cells) + " |")
+    return out
+
+
 def write_dat(path, header, rows_):
     with open(path, "w") as f:
         f.write(" ".join(f'"{h}"' for h in header) + "\n")
@@ -396,6 +420,10 @@ def main():
     lines += ["", "Sporadic sweep, 8 threads: CPU seconds per wall second (lower is better; "
               "useful load = 20 µs / interval).", ""]
     lines += sweep
+    lines += ["", "Several pools in one process, 8 threads each (bench/wl_pools.c): four "
+              "driver threads, each 20 rounds of fib(27) and a 10^6-index loop from outside "
+              "(lower is better).", ""]
+    lines += pools_table(recs, systems)
     fails = read(args.results, "failures.txt")
     if fails:
         lines += ["", "Failed or timed-out runs:", "", "```", fails, "```"]

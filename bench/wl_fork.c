@@ -47,7 +47,7 @@ void bench_msort_leaf(int *a, int *tmp, size_t n) {
 
 /* ---- fib, nqueens, msort ------------------------------------------------ */
 
-static long fib_ref(int n) {
+long fib_value(int n) {
     long a = 0, b = 1;
     for (int i = 0; i < n; i++) {
         long t = a + b;
@@ -75,12 +75,12 @@ static void fib_run(const run_ctx *c, int n) {
         return;
     int warm = n < 20 ? n : 20;
     long r;
-    double wall = time_one_call(c, c->sys->fib, warm, fib_ref(warm), n, &r);
-    check(c, r == fib_ref(n), "wrong fib value");
+    double wall = time_one_call(c, c->sys->fib, warm, fib_value(warm), n, &r);
+    check(c, r == fib_value(n), "wrong fib value");
     emit_begin(c);
     bench_json_num("n", n);
     bench_json_num("wall_s", wall);
-    bench_json_num("tasks", (double)(2 * fib_ref(n + 1) - 1)); /* calls of fib() */
+    bench_json_num("tasks", (double)(2 * fib_value(n + 1) - 1)); /* calls of fib() */
     bench_json_end();
 }
 
