@@ -30,7 +30,8 @@
  * it was destroyed or released (a dangling pointer cannot be detected
  * cheaply); every other misuse answers as documented.
  * Jobs must not unwind through weft (no longjmp out of a job, no C++
- * exception escaping a callback).
+ * exception escaping a callback, no pthread_exit or thread cancellation
+ * inside a job: jobs may run on the caller's own thread, see weft_run).
  *
  * fork(), as libgomp handles it. A child process starts without a default
  * pool: the first weft_pool_default (or NULL pool argument) there creates a
@@ -52,8 +53,8 @@
  *    run); the parent's default pool stays allocated, unused.
  * A child forked inside a job is an outside thread (weft_thread_index()
  * returns -1; NULL means its fresh default pool); it must not return from
- * that job, whose caller is the worker loop of a pool that has no workers
- * there: it exits or execs. A context the forking thread held stays with the
+ * that job, whose caller is the worker loop, or the weft_run, of a pool that
+ * has no workers there: it exits or execs. A context the forking thread held stays with the
  * parent. weft installs pthread_atfork handlers for this when the first pool
  * is created; like libgomp it relies on the C library to make malloc and
  * pthread_create work in the child of a multi-threaded process (glibc does;
@@ -148,9 +149,9 @@ WEFT_API void weft_phase_end(weft_pool *pool, bool fast_leave);
 
 /* The default number of caller slots (weft_config.callers): enough for the
  * few threads of a program that call into one pool at once (a main loop, a
- * render thread, a request thread or two). A slot costs memory (two deques)
- * and nothing else until a thread first takes it: workers look for jobs only
- * on the slots taken so far. */
+ * render thread, a request thread or two). A slot costs memory (two deques
+ * and a sleep slot) and no time until a thread first takes it: workers look
+ * for jobs only on the slots taken so far (and on those for good). */
 #define WEFT_CALLERS_DEFAULT 8u
 
 /* Pool configuration. A zero-initialised struct means all defaults. */
@@ -164,15 +165,17 @@ typedef struct weft_config {
                           the variable is ignored with one line on stderr
                           (once per value) */
     unsigned contexts; /* context slots for non-worker threads
-                          (weft_context_acquire); threads + contexts must not
-                          exceed WEFT_THREADS_MAX */
+                          (weft_context_acquire); threads + contexts +
+                          callers (below) must not exceed WEFT_THREADS_MAX */
     size_t stack_size; /* 0: WEFT_STACK_SIZE_DEFAULT; else at least 64 KiB */
     const char *name;  /* thread-name prefix, threads are "<name>-<index>"
                           (truncated to the OS limit); NULL: "weft" */
     weft_leave leave;  /* what idle workers do when they find no work */
     weft_wake wake;    /* sleep protocol */
     /* Run first on each worker, once every worker thread exists; the pool
-       may be used from it (weft_pool_create waits for every on_start). */
+       may be used from it (weft_pool_create waits for every on_start). A
+       pool with on_start and callers 0 has no caller slots: its jobs may
+       rely on what on_start set up on their thread (see callers). */
     void (*on_start)(unsigned worker, void *user);
     /* Run last on each worker, while weft_pool_destroy stops it: the pool
        takes no new detached work then (weft_spawn, follow-ups and
@@ -186,13 +189,15 @@ typedef struct weft_config {
        while they wait. Such a pool's workers run beside the budget's. */
     bool outside_budget;
     /* Caller slots: how many outside threads at once run their own call into
-       the pool on their thread (see weft_run); 0: WEFT_CALLERS_DEFAULT, or as
-       many of them as WEFT_THREADS_MAX leaves room for. threads + contexts +
-       callers must not exceed WEFT_THREADS_MAX. */
+       the pool on their thread (see weft_run). 0: WEFT_CALLERS_DEFAULT, or as
+       many of them as WEFT_THREADS_MAX leaves room for; but none if on_start
+       is set, whose work a job on a caller's thread would miss (set callers
+       to have both). threads + contexts + callers must not exceed
+       WEFT_THREADS_MAX. */
     unsigned callers;
     /* true: outside callers only wait, and every job runs on a thread of the
        pool (its workers'; contexts' and their own jobs excepted): for
-       programs whose jobs need what on_start set up. callers is ignored. */
+       programs whose jobs need a pool thread. callers is then ignored. */
     bool callers_wait;
 } weft_config;
 
@@ -540,7 +545,7 @@ WEFT_API bool weft_cancelled(void);
  * have run. Workers run it between jobs (a worker busy with a long job runs
  * it when that job ends or waits); sleeping workers are woken. Allocates
  * nothing. Any thread; from a worker of pool the caller participates (and
- * runs its own share), elsewhere it blocks like weft_run. Memory: as
+ * runs its own share), elsewhere it blocks. Memory: as
  * weft_run, for every run of fn.
  * Returns 0 (fn ran on every worker), or, with nothing run:
  *  EINVAL    fn is NULL;
@@ -653,7 +658,9 @@ WEFT_API bool weft_event_is_set(const weft_event *event);
 
 /* Return once the event is set. On a worker the caller keeps running jobs of
  * its pool and sleeps only when there is nothing to run; it is then woken by
- * the last signal itself (not by every event). Elsewhere it blocks. Any
+ * the last signal itself (not by every event). On a thread holding a context
+ * or inside a call that holds a caller slot (weft_run), it runs its own jobs
+ * first. Elsewhere it blocks. Any
  * thread, any number of threads at once. Memory: as weft_event_signal.
  * A NULL event returns at once (asserts in debug builds). */
 WEFT_API void weft_event_wait(weft_event *event);

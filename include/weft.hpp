@@ -523,8 +523,10 @@ class pool {
         std::unique_ptr<detail::hooks> hooks;
         if (c.on_start_ || c.on_exit_) {
             hooks.reset(new detail::hooks{c.on_start_, c.on_exit_});
-            raw.on_start = detail::hooks::start;
-            raw.on_exit = detail::hooks::exit;
+            /* Only with a hook to run: an on_start means no caller slots by
+             * default (weft_config.callers). */
+            raw.on_start = c.on_start_ ? detail::hooks::start : nullptr;
+            raw.on_exit = c.on_exit_ ? detail::hooks::exit : nullptr;
             raw.user = hooks.get();
         }
         create(raw, std::move(hooks));
@@ -646,7 +648,8 @@ inline weft_pool *default_pool() {
 }
 
 /* weft_thread_index: 0..threads-1 on a worker, threads + i on a thread
- * holding context i, -1 elsewhere. */
+ * holding context i, threads + contexts + i inside a call that holds caller
+ * slot i (weft::run from outside), -1 elsewhere. */
 inline int thread_index() noexcept {
     return weft_thread_index();
 }

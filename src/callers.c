@@ -22,11 +22,15 @@
  * ever taken: thieves sweep only those (weft__pool_victims), so a pool that
  * one thread calls into sweeps one slot more, not WEFT_CALLERS_DEFAULT. The
  * count only grows: a slot given back may hold jobs again at once, and a
- * sweep that skipped it could not tell. A thief that has not seen a slot
- * counted misses no job for long: the slot's first push after the take
- * passes the sleep protocol's fences (weft__worker_push_first,
- * weft__sleep_new_jobs), and the count was written before them, so a worker that goes to sleep
- * after that fence sees the slot in its final check, and one before it is woken.
+ * sweep that skipped it could not tell. A thief that read the count before
+ * a slot was counted misses no job for good. A searcher reads it again at
+ * every sweep. One that gives up meets the slot's first share of jobs in the
+ * sleep protocol: the share posts them (weft__sleep_new_jobs), which bumps
+ * the jobs event counter or reads the sleepers, in seq-cst read-modify-
+ * writes on the counters that follow the count's own seq-cst raise; so
+ * either the poster sees the would-be sleeper and wakes it, or the
+ * sleeper's counting CAS fails on the bumped counter, acquires it, and its
+ * next search reads the raised count.
  *
  * Lifetime: the caller holds a reference on the pool from before it takes a
  * slot until after it gave it back, so a weft_pool_destroy that another
@@ -43,10 +47,12 @@
 static void note_seen(weft_pool *pool, uint32_t i) {
     /* Relaxed load: a stale value only sends us to the CAS. */
     uint32_t seen = atomic_load_explicit(&pool->callers_seen, memory_order_relaxed);
-    /* Release: pairs with weft__pool_victims' acquire. */
+    /* Seq-cst: before the slot's first post of jobs in the counters' total
+     * order (above); it pairs with weft__pool_victims' acquire. Once per
+     * slot in the pool's life. */
     while (seen <= i &&
            !atomic_compare_exchange_weak_explicit(&pool->callers_seen, &seen, i + 1,
-                                                  memory_order_release, memory_order_relaxed)) {
+                                                  memory_order_seq_cst, memory_order_relaxed)) {
     }
 }
 

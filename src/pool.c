@@ -152,7 +152,7 @@ static int init_workers(weft_pool *pool) {
 
 static int check_config(const weft_config *c) {
     if (c->threads > WEFT_THREADS_MAX || c->contexts > WEFT_THREADS_MAX ||
-        c->callers > WEFT_THREADS_MAX)
+        (c->callers > WEFT_THREADS_MAX && !c->callers_wait))
         return EINVAL;
     if (c->stack_size != 0 && c->stack_size < ((size_t)64 << 10))
         return EINVAL;
@@ -170,11 +170,12 @@ static unsigned resolve_threads(unsigned threads, unsigned cpus) {
 }
 
 /* How many caller slots (callers.c) a pool made with c gets beside `used`
- * workers and contexts: none if its callers wait, else c->callers, else as
- * many of WEFT_CALLERS_DEFAULT as WEFT_THREADS_MAX leaves room for. */
+ * workers and contexts: none if its callers wait, or by default with an
+ * on_start; else c->callers, else as many of WEFT_CALLERS_DEFAULT as
+ * WEFT_THREADS_MAX leaves room for. */
 static unsigned resolve_callers(const weft_config *c, unsigned used) {
-    if (c->callers_wait)
-        return 0;
+    if (c->callers_wait || (!c->callers && c->on_start))
+        return 0; /* on_start: jobs may need its work on their thread (weft.h) */
     if (c->callers)
         return c->callers;
     unsigned room = used < WEFT_THREADS_MAX ? WEFT_THREADS_MAX - used : 0;

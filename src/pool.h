@@ -129,10 +129,10 @@ static inline unsigned weft__pool_slots_all(const weft_pool *pool) {
  * slots taken so far (callers.c), so that a pool whose callers only wait, or
  * that one caller uses, does not sweep slots nobody ever holds. */
 static inline unsigned weft__pool_victims(weft_pool *pool) {
-    /* Acquire: pairs with weft__caller_take's release; a thief that counts a
+    /* Acquire: pairs with weft__caller_take's raise; a thief that counts a
      * slot sees it set up. A sweep that misses a slot taken just now is the
-     * same as one that ran before: the slot's first push then meets the
-     * sleep protocol's fences like any other (callers.c). */
+     * same as one that ran before: the slot's first post of jobs meets the
+     * sleep protocol's counters like any other (callers.c). */
     return pool->threads + pool->contexts +
            atomic_load_explicit(&pool->callers_seen, memory_order_acquire);
 }

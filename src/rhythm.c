@@ -12,14 +12,20 @@
  * in each busy period (each one that leaves the search counts once more).
  *
  * An outside caller that takes part in its own call (callers.c) is one of
- * the pool's threads for that long: its call is an arrival, it counts as a
- * thread that joined, and the pool is not quiet while it works, only from
- * the end of its call (or later, when the last worker that helped stops),
- * however early its workers ran out of jobs. Otherwise a caller that keeps
- * one worker busy would look like one job at a time, which the policy does
- * not follow, and its quiet periods would begin anywhere inside its calls.
- * A rally wakes workers for the busy period's workers alone: its callers
- * come by themselves.
+ * the pool's threads for that long: its call is an arrival, it counts among
+ * the threads a busy period engages (callers, beside the workers' width),
+ * and the pool is not quiet while it works, only from the end of its call
+ * (or later, when the last worker that helped stops), however early its
+ * workers ran out of jobs. Otherwise a caller that keeps one worker busy
+ * would look like one job at a time, which the policy does not follow, and
+ * its quiet periods would begin anywhere inside its calls. A rally wakes
+ * the width's workers: the callers come by themselves.
+ *
+ * Who records the quiet period when a call ends as its last worker stops:
+ * the caller decrements calls and then reads the workers' counters, the
+ * worker counts itself inactive and then reads calls, all seq-cst, so in
+ * their total order at least one of them sees the other done (a second
+ * record finds nothing joined and changes nothing).
  */
 #include "rhythm.h"
 
@@ -67,11 +73,14 @@ static void fold_count(_Atomic uint32_t *avg, _Atomic uint32_t *count, bool firs
 }
 
 void weft__rhythm_quiet(weft__rhythm *r, uint64_t now) {
-    if (atomic_load_explicit(&r->calls, memory_order_relaxed))
+    /* Seq-cst: after the caller's counter update (above). */
+    if (atomic_load_explicit(&r->calls, memory_order_seq_cst))
         return; /* a caller still works: the end of its call decides */
-    if (atomic_load_explicit(&r->joined, memory_order_relaxed) == 0)
+    if (atomic_load_explicit(&r->joined, memory_order_relaxed) == 0 &&
+        atomic_load_explicit(&r->called, memory_order_relaxed) == 0)
         return; /* nobody found work since it was last quiet: still quiet */
-    bool first = atomic_load_explicit(&r->width, memory_order_relaxed) == 0;
+    bool first = atomic_load_explicit(&r->width, memory_order_relaxed) == 0 &&
+                 atomic_load_explicit(&r->callers, memory_order_relaxed) == 0;
     fold_count(&r->callers, &r->called, first);
     fold_count(&r->width, &r->joined, first);
     atomic_store_explicit(&r->quiet_ns, now, memory_order_relaxed);
@@ -99,23 +108,21 @@ void weft__rhythm_arrival(weft__rhythm *r, uint64_t now) {
 }
 
 void weft__rhythm_call_begin(weft__rhythm *r, uint64_t now) {
-    /* Increments, not the load and store of weft__rhythm_busy: calls must
-     * return to 0, or the pool would never be quiet again. */
+    /* An increment, not the load and store of weft__rhythm_busy: calls must
+     * return to 0, or the pool would never be quiet again. Relaxed: only
+     * the call's end orders anything (above). */
     atomic_fetch_add_explicit(&r->calls, 1, memory_order_relaxed);
     weft__rhythm_arrival(r, now);
-    atomic_fetch_add_explicit(&r->joined, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&r->called, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&r->called, 1, memory_order_relaxed); /* a hint */
 }
 
-void weft__rhythm_call_end(weft__rhythm *r, uint64_t now, bool workers_inactive) {
-    if (atomic_fetch_sub_explicit(&r->calls, 1, memory_order_relaxed) == 1 && workers_inactive)
-        weft__rhythm_quiet(r, now);
+bool weft__rhythm_call_end(weft__rhythm *r) {
+    /* Seq-cst: before the caller reads the workers' counters (above). */
+    return atomic_fetch_sub_explicit(&r->calls, 1, memory_order_seq_cst) == 1;
 }
 
 unsigned weft__rhythm_engaged(const weft__rhythm *r) {
     uint32_t width = atomic_load_explicit(&r->width, memory_order_relaxed);
-    uint32_t callers = atomic_load_explicit(&r->callers, memory_order_relaxed);
-    width = width > callers ? width - callers : 0;
     return (width + WEFT__RHYTHM_ONE - 1) / WEFT__RHYTHM_ONE;
 }
 

@@ -23,7 +23,7 @@ typedef struct weft__rhythm {
     _Atomic uint32_t width;      /* moving average of joined per busy period, in
                                     1/WEFT__RHYTHM_ONE workers; 0: none seen */
     _Atomic uint32_t calls;      /* outside callers' calls running (callers.c) */
-    _Atomic uint32_t called;     /* of joined: calls begun since the pool was quiet */
+    _Atomic uint32_t called;     /* calls begun since the pool was quiet */
     _Atomic uint32_t callers;    /* moving average of called per busy period, as width */
 } weft__rhythm;
 
@@ -53,17 +53,20 @@ WEFT__HIDDEN void weft__rhythm_arrival(weft__rhythm *r, uint64_t now);
 /* An outside caller begins a call it takes part in (callers.c): work it
  * waits for arrives, and one more thread joined the busy period. */
 WEFT__HIDDEN void weft__rhythm_call_begin(weft__rhythm *r, uint64_t now);
-/* The call ended; the pool goes quiet now if no other call runs and
- * `workers_inactive` (none of its workers took part in it any longer). */
-WEFT__HIDDEN void weft__rhythm_call_end(weft__rhythm *r, uint64_t now, bool workers_inactive);
+/* The call ended; true if it was the last one running: then the caller
+ * reads the workers' counters and, if none is active, the pool went quiet
+ * (weft__rhythm_quiet). */
+WEFT__HIDDEN bool weft__rhythm_call_end(weft__rhythm *r);
 
-/* Do the pool's busy periods engage more than `workers` (in 1/WEFT__RHYTHM_ONE)? */
-static inline bool weft__rhythm_wider_than(const weft__rhythm *r, uint64_t workers) {
-    return atomic_load_explicit(&r->width, memory_order_relaxed) > workers;
+/* Do the pool's busy periods engage more than `threads` (in
+ * 1/WEFT__RHYTHM_ONE), workers and callers together? */
+static inline bool weft__rhythm_wider_than(const weft__rhythm *r, uint64_t threads) {
+    return (uint64_t)atomic_load_explicit(&r->width, memory_order_relaxed) +
+               atomic_load_explicit(&r->callers, memory_order_relaxed) >
+           threads;
 }
 
-/* How many workers its busy periods engage, callers not counted, rounded up
- * (0: none seen). */
+/* How many workers its busy periods engage, rounded up (0: none seen). */
 WEFT__HIDDEN unsigned weft__rhythm_engaged(const weft__rhythm *r);
 
 /* Is the rhythm trusted, for a worker whose wake-up costs `wake_ns`, where

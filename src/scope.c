@@ -2,8 +2,9 @@
 /* Scopes: a body that spawns jobs, and a wait for all of them.
  *
  * The scope holds a count latch: one count for the body, one per spawned job
- * not yet finished (or skipped). The thread that runs the body (always a
- * worker of the pool: weft_scope_run goes through weft_run) owns the latch
+ * not yet finished (or skipped). The thread that runs the body (a worker,
+ * context or caller slot of the pool: weft_scope_run goes through weft_run)
+ * owns the latch
  * and participates until the count reaches zero. The scope is a cancellation
  * group (group.h): once cancelled, spawns are refused and queued jobs skipped,
  * each still counted until it has been, so the wait ends as usual.

@@ -148,12 +148,13 @@ static inline void weft__sleep_call_begin(weft__sleep *s) {
 }
 
 static inline void weft__sleep_call_end(weft__sleep *s) {
-    if (WEFT__UNLIKELY(s->wake_all))
+    if (WEFT__UNLIKELY(s->wake_all) || !weft__rhythm_call_end(&s->leave.rhythm))
         return;
-    /* Seq-cst, like every counter access; a hint for the rhythm. */
+    /* Seq-cst, like every counter access, and after the call's end: either
+     * we see the last worker inactive, or it sees no call (rhythm.c). */
     uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    weft__rhythm_call_end(&s->leave.rhythm, weft__now_ns(),
-                          weft__counters_inactive(c) == s->threads);
+    if (weft__counters_inactive(c) == s->threads)
+        weft__rhythm_quiet(&s->leave.rhythm, weft__now_ns());
 }
 
 /* n jobs were pushed into the injector (includes the PushFence). */

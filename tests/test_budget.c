@@ -297,12 +297,20 @@ TEST(high_priority_work_gets_the_next_slot) {
     weft_pool *holder = hold_the_only_slot();
     unsigned normal_waiting = weft__budget_waiting(false);
     weft_pool *normal = make_pool(1); /* its worker queues as it starts */
-    while (weft__budget_waiting(false) != normal_waiting + 1)
+    /* At least one more: the holder's idle worker may queue too, at any
+     * time, and a wait for exactly one more then never ends (a hang in
+     * make test's TSan-POSIX stage). */
+    double deadline = check_now() + 60;
+    while (weft__budget_waiting(false) < normal_waiting + 1) {
+        CHECK(check_now() < deadline);
         check_sleep_us(100);
+    }
     CHECK_EQ(weft_spawn(normal, record, "n"), 0);
     CHECK_EQ(weft_spawn_priority(high, record, "h", WEFT_PRIORITY_HIGH), 0);
-    while (weft__budget_waiting(true) != 1) /* its worker woke, and queued first */
+    while (weft__budget_waiting(true) != 1) { /* its worker woke, and queued first */
+        CHECK(check_now() < deadline);
         check_sleep_us(100);
+    }
     atomic_store(&release, true);
     CHECK_EQ(weft_pool_destroy(high), 0);
     CHECK_EQ(weft_pool_destroy(normal), 0);

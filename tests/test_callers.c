@@ -231,14 +231,14 @@ TEST(a_caller_with_no_slot_left_waits) {
 typedef struct helped_loop {
     pthread_t caller;
     _Atomic int helped;
-    _Atomic long visited;
+    _Atomic long visited, on_caller;
 } helped_loop;
 
 static void wait_for_help(size_t begin, size_t end, void *arg) {
     helped_loop *h = arg;
     if (!pthread_equal(pthread_self(), h->caller)) {
         atomic_store(&h->helped, 1);
-    } else if (begin == 0) {
+    } else if (atomic_fetch_add(&h->on_caller, 1), begin == 0) {
         double deadline = check_now() + 60;
         while (!atomic_load(&h->helped)) {
             CHECK(check_now() < deadline); /* nobody took the caller's jobs */
@@ -256,6 +256,7 @@ TEST(workers_take_part_in_a_callers_loop) {
         helped_loop h = {.caller = pthread_self()};
         weft_for(pool, 0, 64, 1, wait_for_help, &h);
         CHECK_EQ(atomic_load(&h.visited), 64);
+        CHECK(atomic_load(&h.on_caller) > 0); /* the caller took part */
     }
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
@@ -266,10 +267,15 @@ TEST(workers_take_part_in_a_callers_loop) {
 typedef struct own_loop {
     weft_pool *pool;
     pthread_t caller;
-    _Atomic long foreign;
+    _Atomic long foreign, own;
 } own_loop;
 
 static _Atomic long detached_on_callers;
+
+static void detached_where(void *arg) {
+    if (weft_thread_index() >= (int)weft_pool_threads(arg))
+        atomic_fetch_add(&detached_on_callers, 1);
+}
 
 static void only_mine(size_t begin, size_t end, void *arg) {
     own_loop *o = arg;
@@ -277,22 +283,19 @@ static void only_mine(size_t begin, size_t end, void *arg) {
     bool on_a_caller = index >= (int)weft_pool_threads(o->pool);
     if (on_a_caller && !pthread_equal(pthread_self(), o->caller))
         atomic_fetch_add(&o->foreign, 1);
+    if (pthread_equal(pthread_self(), o->caller))
+        atomic_fetch_add(&o->own, 1);
+    if (begin == 0) /* detached, from inside the call: to the injector, for workers */
+        CHECK_EQ(weft_spawn(o->pool, detached_where, o->pool), 0);
     for (size_t i = begin; i < end; i++)
         sched_yield(); /* pieces long enough for the others to queue theirs */
-}
-
-static void detached_where(void *arg) {
-    if (weft_thread_index() >= (int)weft_pool_threads(arg))
-        atomic_fetch_add(&detached_on_callers, 1);
 }
 
 static void *own_caller(void *arg) {
     own_loop *o = arg;
     o->caller = pthread_self();
-    for (int i = 0; i < scaled(100); i++) {
+    for (int i = 0; i < scaled(100); i++)
         weft_for(o->pool, 0, 64, 1, only_mine, o);
-        CHECK_EQ(weft_spawn(o->pool, detached_where, o->pool), 0);
-    }
     return NULL;
 }
 
@@ -309,6 +312,7 @@ TEST(a_caller_runs_only_its_own_jobs) {
     for (int i = 0; i < CALLERS; i++) {
         CHECK_EQ(pthread_join(t[i], NULL), 0);
         CHECK_EQ(atomic_load(&o[i].foreign), 0);
+        CHECK(atomic_load(&o[i].own) > 0); /* each caller took part in its loops */
     }
     CHECK_EQ(weft_pool_destroy(pool), 0); /* runs the detached jobs */
     CHECK_EQ(atomic_load(&detached_on_callers), 0);
@@ -321,11 +325,15 @@ TEST(a_caller_runs_only_its_own_jobs) {
  * the caller's reference). */
 typedef struct ending_call {
     weft_pool *pool;
+    pthread_t caller;
+    bool on_caller;
     _Atomic int done;
 } ending_call;
 
 static void end_the_work(void *arg) {
-    atomic_store(&((ending_call *)arg)->done, 1);
+    ending_call *e = arg;
+    e->on_caller = pthread_equal(pthread_self(), e->caller);
+    atomic_store(&e->done, 1);
 }
 
 static void *destroy_when_done(void *arg) {
@@ -341,16 +349,22 @@ static void *destroy_when_done(void *arg) {
 
 TEST(a_pool_destroyed_while_its_caller_returns) {
     for (int i = 0; i < scaled(200); i++) {
-        ending_call e = {.pool = make_pool(1)};
+        ending_call e = {.pool = make_pool(1), .caller = pthread_self()};
         pthread_t t;
         CHECK_EQ(pthread_create(&t, NULL, destroy_when_done, &e), 0);
         weft_run(e.pool, end_the_work, &e);
         CHECK_EQ(pthread_join(t, NULL), 0);
+        CHECK(e.on_caller); /* the call ran in a caller slot */
     }
 }
 
+static void note_start(unsigned worker, void *user) {
+    (void)worker;
+    (void)user;
+}
+
 /* Caller slots are counted in weft_pool_slots and configurable; too many is
- * EINVAL. */
+ * EINVAL (unless callers only wait); an on_start means none by default. */
 TEST(caller_slot_configuration) {
     weft_pool *pool;
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = WEFT_THREADS_MAX}),
@@ -364,5 +378,25 @@ TEST(caller_slot_configuration) {
         weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = 5, .callers_wait = true}),
         0);
     CHECK_EQ(weft_pool_slots(pool), 1); /* callers_wait: callers is ignored */
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1,
+                                                    .callers = WEFT_THREADS_MAX + 1,
+                                                    .callers_wait = true}),
+             0);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    /* An on_start: no caller slots unless asked for, so jobs run where it ran. */
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .on_start = note_start}), 0);
+    CHECK_EQ(weft_pool_slots(pool), 1);
+    where w = {.pool = pool, .caller = pthread_self(), .index = -2};
+    weft_run(pool, where_am_i, &w);
+    CHECK(!w.on_caller);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(
+        weft_pool_create(&pool, &(weft_config){.threads = 1, .on_start = note_start, .callers = 2}),
+        0);
+    CHECK_EQ(weft_pool_slots(pool), 3);
+    w = (where){.pool = pool, .caller = pthread_self(), .index = -2};
+    weft_run(pool, where_am_i, &w);
+    CHECK(w.on_caller);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }

@@ -165,7 +165,7 @@ TEST(busy_default_pool) {
 
 enum { QUEUED = 200 };
 
-static _Atomic bool gate;
+static _Atomic bool gate, fork_done;
 static pid_t forked;
 
 /* Holds its worker until the gate opens, so that the others stay queued. */
@@ -204,16 +204,30 @@ static void fork_from_job(void *arg) {
     if (pid == 0)
         child_of_a_job(old);
     forked = pid;
+    atomic_store(&fork_done, true); /* publishes forked */
 }
 
+/* A job that forks on a worker (a detached job: what it spawns sits on that
+ * worker's deque), and on an outside caller (in its caller slot: what it
+ * spawns goes to the injector). */
 TEST(fork_inside_job) {
     weft_pool *old = weft_pool_default();
-    long before = atomic_load(&parent_ran);
-    weft_run(NULL, fork_from_job, old);
-    atomic_store(&gate, true);
-    wait_child(forked);
-    while (atomic_load(&parent_ran) != before + QUEUED) /* the parent runs every one */
-        check_sleep_us(100);
+    for (int on_worker = 1; on_worker >= 0; on_worker--) {
+        long before = atomic_load(&parent_ran);
+        atomic_store(&gate, false);
+        atomic_store(&fork_done, false);
+        if (on_worker) {
+            CHECK_EQ(weft_spawn(NULL, fork_from_job, old), 0);
+            while (!atomic_load(&fork_done))
+                check_sleep_us(100);
+        } else {
+            weft_run(NULL, fork_from_job, old);
+        }
+        atomic_store(&gate, true);
+        wait_child(forked);
+        while (atomic_load(&parent_ran) != before + QUEUED) /* the parent runs every one */
+            check_sleep_us(100);
+    }
 }
 
 /* ---- A pool the parent created ------------------------------------------- */

@@ -109,16 +109,21 @@ static void owner_job(void *p) {
     pthread_join(t, NULL);
 }
 
+/* The owner is a worker (the caller only waits), then the outside caller
+ * itself in its caller slot (it polls, then sleeps on its slot alone). */
 static void latch_set_while_owner_sleeps(weft_wake wake) {
-    weft_config c = {.threads = 2, .wake = wake, .leave = WEFT_LEAVE_FAST};
-    weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &c), 0);
-    for (long i = 0; i < scaled(600); i++) {
-        owner_arg o = {.delay_us = i % 5 == 0 ? 2000 : i % 97};
-        weft_run(pool, owner_job, &o);
-        CHECK_EQ(o.payload_seen, 42);
+    for (int callers_wait = 1; callers_wait >= 0; callers_wait--) {
+        weft_config c = {
+            .threads = 2, .wake = wake, .leave = WEFT_LEAVE_FAST, .callers_wait = callers_wait};
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, &c), 0);
+        for (long i = 0; i < scaled(600); i++) {
+            owner_arg o = {.delay_us = i % 5 == 0 ? 2000 : i % 97};
+            weft_run(pool, owner_job, &o);
+            CHECK_EQ(o.payload_seen, 42);
+        }
+        CHECK_EQ(weft_pool_destroy(pool), 0);
     }
-    CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
 TEST(latch_set_while_owner_sleeps_targeted) {

@@ -255,12 +255,20 @@ TEST(pool_learns_its_rhythm) {
     CHECK(atomic_load(&p.lp.rhythm.width) < 2 * WEFT__RHYTHM_ONE);
 }
 
+/* A call's end as weft__sleep_call_end makes it: the last call running
+ * records the quiet period if its workers are inactive by then. */
+static void call_end(policy *p, uint64_t now, bool workers_inactive) {
+    if (weft__rhythm_call_end(&p->lp.rhythm) && workers_inactive)
+        weft__rhythm_quiet(&p->lp.rhythm, now);
+}
+
 /* An outside caller that takes part in its calls (callers.c) is one of the
- * pool's threads while they run: its call is an arrival and counts in the
- * width, the pool is not quiet while it runs however early the workers ran
- * out, but from its end; a rally wakes the width's workers, not the callers,
- * who come by themselves. So a caller helped by one worker (two threads) is
- * followed, which one worker alone (width one) would not be. */
+ * pool's threads while they run: its call is an arrival and counts among the
+ * threads a busy period engages, the pool is not quiet while it runs however
+ * early the workers ran out, but from its end; a rally wakes the workers the
+ * busy periods engage, not the callers, who come by themselves. So a caller
+ * helped by one worker (two threads) is followed, which one worker alone
+ * (width one) would not be. */
 TEST(a_caller_is_one_of_the_pools_threads_during_its_call) {
     policy p;
     make(&p, 2, 2, false);
@@ -271,12 +279,13 @@ TEST(a_caller_is_one_of_the_pools_threads_during_its_call) {
         weft__leave_found(&p.lp, &p.lv, 0);            /* one worker helps */
         weft__rhythm_quiet(&p.lp.rhythm, t + 50 * US); /* and runs out: not quiet */
         CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
-        weft__rhythm_call_end(&p.lp.rhythm, t + 100 * US, true);
+        call_end(&p, t + 100 * US, true);
         CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), t + 100 * US);
         t += 300 * US;
     }
     CHECK_EQ(atomic_load(&p.lp.rhythm.gap_ns), 200 * US); /* from each call's end */
-    CHECK_EQ(atomic_load(&p.lp.rhythm.width), 2 * WEFT__RHYTHM_ONE);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.width), WEFT__RHYTHM_ONE);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.callers), WEFT__RHYTHM_ONE);
     CHECK_EQ(weft__rhythm_engaged(&p.lp.rhythm), 1);
     /* Quiet since T0 - 200 us: due at T0, searched for from a wake-up and
      * the lateness before, as pool_work_due_is_searched_for. */
@@ -286,10 +295,48 @@ TEST(a_caller_is_one_of_the_pools_threads_during_its_call) {
     /* A call whose workers are still at work when it ends leaves the quiet
      * period to the last of them. */
     weft__rhythm_call_begin(&p.lp.rhythm, t);
-    weft__rhythm_call_end(&p.lp.rhythm, t + 100 * US, false);
+    weft__leave_found(&p.lp, &p.lv, 0);
+    call_end(&p, t + 100 * US, false);
     CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
     weft__rhythm_quiet(&p.lp.rhythm, t + 120 * US);
     CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), t + 120 * US);
+}
+
+/* Callers do not crowd workers out of the width: a caller helped by both
+ * workers of a pool of two engages both of them, and two callers helped by
+ * the one worker of a pool of one engage that worker (a rally wakes it). */
+TEST(callers_and_workers_are_counted_apart) {
+    policy p;
+    make(&p, 2, 2, false);
+    weft__rhythm_call_begin(&p.lp.rhythm, T0);
+    weft__leave_found(&p.lp, &p.lv, 0);
+    weft__leave_found(&p.lp, &p.lv, 0);
+    call_end(&p, T0 + 100 * US, true);
+    CHECK_EQ(weft__rhythm_engaged(&p.lp.rhythm), 2);
+    CHECK(weft__rhythm_wider_than(&p.lp.rhythm, 2 * WEFT__RHYTHM_ONE)); /* three threads */
+    make(&p, 1, 2, false);
+    weft__rhythm_call_begin(&p.lp.rhythm, T0);
+    weft__rhythm_call_begin(&p.lp.rhythm, T0);
+    weft__leave_found(&p.lp, &p.lv, 0);
+    call_end(&p, T0 + 100 * US, true);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0); /* one call still runs */
+    call_end(&p, T0 + 100 * US, true);
+    CHECK_EQ(weft__rhythm_engaged(&p.lp.rhythm), 1);
+}
+
+/* The call's end and its last worker's stop, in the order that lost the
+ * quiet period when the caller read the counters before it ended its call:
+ * the worker, last inactive, still sees the call and leaves the record to
+ * the caller, whose read of the counters now comes after (rhythm.c). */
+TEST(a_call_ending_as_its_last_worker_stops_records_the_quiet_period) {
+    policy p;
+    make(&p, 1, 2, false);
+    weft__rhythm_call_begin(&p.lp.rhythm, T0);
+    weft__leave_found(&p.lp, &p.lv, 0);
+    weft__rhythm_quiet(&p.lp.rhythm, T0 + 90 * US); /* the worker: a call runs */
+    CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
+    call_end(&p, T0 + 100 * US, true); /* the caller sees the worker inactive */
+    CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), T0 + 100 * US);
 }
 
 /* The back-off spins 1, 2, ..., 32 pauses, then yields (no state left). */
