@@ -396,8 +396,9 @@ WEFT_API int weft_thread_index(void);
  *    injected ones. So jobs of fn's tree may run on the caller, where the
  *    pool's on_start has not run, weft_thread_index() returns threads +
  *    contexts + i, and no slot of the CPU budget is held. When every caller
- *    slot is taken, or the pool was made with callers_wait, the job is
- *    injected and the caller blocks until a worker has run it. Inside the
+ *    slot is taken, or the pool has none (callers_wait, or an on_start and
+ *    no callers: see weft_config), the job is injected and the caller
+ *    blocks until a worker has run it. Inside the
  *    call the thread counts as holding a context (weft_context_acquire
  *    answers EINVAL, weft_pool_destroy of the pool EDEADLK);
  *  - on a worker of pool: fn runs at once on this thread;
