@@ -68,19 +68,6 @@ void weft_context_release(weft_context *context) {
     atomic_store_explicit(&ctx->taken, false, memory_order_release);
 }
 
-void weft__context_run_leftovers(weft__worker *ctx) {
-    for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
-        weft__job *job;
-        while ((job = weft__worker_pop_prio(ctx, (weft_priority)p)) != NULL)
-            weft__job_execute(job);
-    }
-}
-
-unsigned weft_pool_slots(const weft_pool *pool) {
-    const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
-    return p ? weft__pool_slots_all(p) : 0;
-}
-
 /* Own jobs, high priority first; no stealing, no injector. */
 static weft__job *own_work(weft__worker *ctx, weft_priority *prio) {
     for (int p = WEFT_PRIORITY_HIGH; p >= WEFT_PRIORITY_NORMAL; p--) {
@@ -91,6 +78,18 @@ static weft__job *own_work(weft__worker *ctx, weft_priority *prio) {
         }
     }
     return NULL;
+}
+
+void weft__context_run_leftovers(weft__worker *ctx) {
+    weft_priority prio;
+    weft__job *job;
+    while ((job = own_work(ctx, &prio)) != NULL)
+        weft__job_execute(job);
+}
+
+unsigned weft_pool_slots(const weft_pool *pool) {
+    const weft_pool *p = weft__pool_resolve((weft_pool *)pool);
+    return p ? weft__pool_slots_all(p) : 0;
 }
 
 void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
