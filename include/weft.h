@@ -111,7 +111,8 @@ typedef enum { WEFT_LEAVE_AUTOMATIC = 0, WEFT_LEAVE_FAST } weft_leave;
  *    workers are searching; a finished job wakes only the thread waiting for
  *    it (docs/sleep.md).
  *  WEFT_WAKE_ALL: the legacy protocol: any new job or finished job wakes
- *    every sleeping worker. Kept so both can be measured side by side. */
+ *    every sleeping worker. Kept so both can be measured side by side; its
+ *    outside callers block by default, as legacy Rayon's (weft_config.callers). */
 typedef enum { WEFT_WAKE_TARGETED = 0, WEFT_WAKE_ALL } weft_wake;
 
 /* Parallel phases (oneTBB's parallel phase, in C): hints that parallel work
@@ -191,9 +192,10 @@ typedef struct weft_config {
     /* Caller slots: how many outside threads at once run their own call into
        the pool on their thread (see weft_run). 0: WEFT_CALLERS_DEFAULT, or as
        many of them as WEFT_THREADS_MAX leaves room for; but none if on_start
-       is set, whose work a job on a caller's thread would miss (set callers
-       to have both). threads + contexts + callers must not exceed
-       WEFT_THREADS_MAX. */
+       is set, whose work a job on a caller's thread would miss, or if wake
+       is WEFT_WAKE_ALL, whose outside callers block as legacy Rayon's do
+       (set callers to have either with slots). threads + contexts + callers
+       must not exceed WEFT_THREADS_MAX. */
     unsigned callers;
     /* true: outside callers only wait, and every job runs on a thread of the
        pool (its workers'; contexts' and their own jobs excepted): for

@@ -420,6 +420,11 @@ unsigned weft__budget_waiting(bool urgent) {
     return urgent ? u : atomic_load_explicit(&budget.queued, memory_order_relaxed) - u;
 }
 
+unsigned weft__budget_held(void) {
+    /* Relaxed: a snapshot for tests. */
+    return atomic_load_explicit(&budget.running, memory_order_relaxed);
+}
+
 unsigned weft_concurrency(void) {
     /* Relaxed: a value alone. */
     uint32_t cap = atomic_load_explicit(&budget.cap, memory_order_relaxed);

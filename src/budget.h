@@ -52,8 +52,9 @@ WEFT__HIDDEN void weft__budget_pool_remove(void);
  * worker, holding the slot and blocked on m, would wait for each other. */
 WEFT__HIDDEN void weft__budget_lock(pthread_mutex_t *m);
 
-/* Waiters queued, URGENT ones or NORMAL ones (tests). */
+/* Waiters queued, URGENT ones or NORMAL ones; slots held or granted (tests). */
 WEFT__HIDDEN unsigned weft__budget_waiting(bool urgent);
+WEFT__HIDDEN unsigned weft__budget_held(void);
 
 /* fork(): prepare takes the queues' lock, parent releases it; in the child
  * the parent's workers, their slots and their places in the queues are

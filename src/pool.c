@@ -174,8 +174,12 @@ static unsigned resolve_threads(unsigned threads, unsigned cpus) {
  * on_start; else c->callers, else as many of WEFT_CALLERS_DEFAULT as
  * WEFT_THREADS_MAX leaves room for. */
 static unsigned resolve_callers(const weft_config *c, unsigned used) {
-    if (c->callers_wait || (!c->callers && c->on_start))
-        return 0; /* on_start: jobs may need its work on their thread (weft.h) */
+    /* on_start: jobs may need its work on their thread (weft.h). Wake-all:
+     * the legacy protocol as legacy Rayon runs it, whose outside callers
+     * inject and block; a caller that pushed its own jobs one by one would
+     * wake every sleeper at each push. */
+    if (c->callers_wait || (!c->callers && (c->on_start || c->wake == WEFT_WAKE_ALL)))
+        return 0;
     if (c->callers)
         return c->callers;
     unsigned room = used < WEFT_THREADS_MAX ? WEFT_THREADS_MAX - used : 0;

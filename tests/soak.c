@@ -424,7 +424,8 @@ static void *churner(void *arg) {
         weft_config c = {.threads = 1 + rnd(4),
                          .contexts = rnd(2),
                          .wake = rnd(2) ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED,
-                         .leave = rnd(2) ? WEFT_LEAVE_FAST : WEFT_LEAVE_AUTOMATIC};
+                         .leave = rnd(2) ? WEFT_LEAVE_FAST : WEFT_LEAVE_AUTOMATIC,
+                         .callers = rnd(3)}; /* 0: the default of its protocol */
         weft_pool *pool;
         at(a, "churn create");
         CHECK(weft_pool_create(&pool, &c) == 0);

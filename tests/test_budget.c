@@ -281,6 +281,51 @@ TEST(a_busy_pool_shares_the_budget) {
     CHECK_EQ(weft_pool_destroy(other), 0);
 }
 
+/* A budget lowered under pools whose workers never run out of work binds
+ * all the same: none of them sleeps, so only a holder over the cap that
+ * gives its slot back to the count, instead of handing it on between jobs
+ * (budget.c, hand_over), brings the slots held down to the cap. */
+static _Atomic bool chains_stop;
+static _Atomic int chained, chain_running, chain_most;
+
+static void chain(void *arg) {
+    weft_pool *pool = arg;
+    int now = atomic_fetch_add(&chain_running, 1) + 1, seen = atomic_load(&chain_most);
+    while (now > seen && !atomic_compare_exchange_weak(&chain_most, &seen, now)) {
+    }
+    atomic_fetch_add(&chained, 1);
+    if (!atomic_load(&chains_stop)) /* the next, on this worker's deque */
+        CHECK_EQ(weft_spawn(pool, chain, pool), 0);
+    check_sleep_us(50);
+    atomic_fetch_sub(&chain_running, 1);
+}
+
+TEST(a_lowered_budget_binds_pools_that_never_sleep) {
+    CHECK_EQ(weft_set_concurrency(2), 0);
+    weft_pool *pools[2] = {make_pool(2), make_pool(2)};
+    for (int p = 0; p < 2; p++)
+        for (int c = 0; c < 2; c++) /* a chain for each worker */
+            CHECK_EQ(weft_spawn(pools[p], chain, pools[p]), 0);
+    while (atomic_load(&chained) < 100)
+        check_sleep_us(100);
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    double deadline = check_now() + 60;
+    while (weft__budget_held() > 1) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(1000);
+    }
+    atomic_store(&chain_most, 0); /* from here on, one at a time */
+    int from = atomic_load(&chained);
+    while (atomic_load(&chained) < from + scaled(400)) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(1000);
+    }
+    CHECK_EQ(atomic_load(&chain_most), 1);
+    atomic_store(&chains_stop, true);
+    for (int p = 0; p < 2; p++)
+        CHECK_EQ(weft_pool_destroy(pools[p]), 0);
+}
+
 /* A worker woken for high-priority work gets the next slot before the
  * workers that queued earlier for normal work. */
 static _Atomic int order_n;

@@ -400,3 +400,43 @@ TEST(caller_slot_configuration) {
     CHECK(w.on_caller);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
+
+/* By default a pool takes only the caller slots that WEFT_THREADS_MAX leaves
+ * room for after its workers and contexts: none at the limit, where an
+ * outside call falls back to waiting. */
+TEST(default_caller_slots_fit_under_the_limit) {
+    weft_pool *pool;
+    CHECK_EQ(
+        weft_pool_create(&pool, &(weft_config){.threads = 1, .contexts = WEFT_THREADS_MAX - 4}), 0);
+    CHECK_EQ(weft_pool_slots(pool), WEFT_THREADS_MAX); /* 3 caller slots */
+    where w = {.pool = pool, .caller = pthread_self(), .index = -2};
+    weft_run(pool, where_am_i, &w);
+    CHECK(w.on_caller);
+    CHECK_EQ(w.index, (int)WEFT_THREADS_MAX - 3); /* the first after the contexts */
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(
+        weft_pool_create(&pool, &(weft_config){.threads = 1, .contexts = WEFT_THREADS_MAX - 1}), 0);
+    CHECK_EQ(weft_pool_slots(pool), WEFT_THREADS_MAX); /* no room: none */
+    w = (where){.pool = pool, .caller = pthread_self(), .index = -2};
+    weft_run(pool, where_am_i, &w);
+    CHECK(!w.on_caller);
+    CHECK_EQ(w.index, 0); /* the worker */
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* A wake-all pool's outside callers wait, as legacy Rayon's, unless callers
+ * asks for slots. */
+TEST(wake_all_callers_wait_unless_asked) {
+    for (unsigned callers = 0; callers < 2; callers++) {
+        weft_pool *pool;
+        CHECK_EQ(
+            weft_pool_create(
+                &pool, &(weft_config){.threads = 1, .wake = WEFT_WAKE_ALL, .callers = callers}),
+            0);
+        CHECK_EQ(weft_pool_slots(pool), 1 + callers);
+        where w = {.pool = pool, .caller = pthread_self(), .index = -2};
+        weft_run(pool, where_am_i, &w);
+        CHECK_EQ(w.on_caller, callers == 1);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}

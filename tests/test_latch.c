@@ -113,8 +113,11 @@ static void owner_job(void *p) {
  * itself in its caller slot (it polls, then sleeps on its slot alone). */
 static void latch_set_while_owner_sleeps(weft_wake wake) {
     for (int callers_wait = 1; callers_wait >= 0; callers_wait--) {
-        weft_config c = {
-            .threads = 2, .wake = wake, .leave = WEFT_LEAVE_FAST, .callers_wait = callers_wait};
+        weft_config c = {.threads = 2,
+                         .wake = wake,
+                         .leave = WEFT_LEAVE_FAST,
+                         .callers = 1, /* a wake-all pool has none by default */
+                         .callers_wait = callers_wait};
         weft_pool *pool;
         CHECK_EQ(weft_pool_create(&pool, &c), 0);
         for (long i = 0; i < scaled(600); i++) {

@@ -115,9 +115,13 @@ static void *hammer(void *arg) {
     return NULL;
 }
 
+/* Targeted, wake-all (its callers only wait), and wake-all with four caller
+ * slots for six callers: some take part, the others wait. */
 TEST(outside_threads_hammer_an_oversubscribed_pool) {
-    for (int w = 0; w < 2; w++) {
-        weft_config c = {.threads = 32, .wake = w ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED};
+    for (int k = 0; k < 3; k++) {
+        weft_config c = {.threads = 32,
+                         .wake = k ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED,
+                         .callers = k == 2 ? 4 : 0};
         weft_pool *pool;
         CHECK_EQ(weft_pool_create(&pool, &c), 0);
         atomic_store(&spawned_ran, 0);
