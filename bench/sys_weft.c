@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* sys_weft.c: weft through its public API only (include/weft.h), in four
  * configurations: wake protocol {targeted, all} x leave policy {automatic,
- * fast}. Every fork is a weft_join (no serial cutoff beyond the workload's
+ * fast}, and hidden ones run by name (inside a phase; callers that wait).
+ * Every fork is a weft_join (no serial cutoff beyond the workload's
  * own); loops are weft_for; detached jobs are weft_spawn from the outside
  * thread; a round trip is weft_run. */
 #include "bench.h"
@@ -9,8 +10,10 @@
 #include <stdatomic.h>
 #include <weft.h>
 
-/* bench_system.variant bits. PHASE: the whole run inside weft_phase_begin. */
-enum { WAKE_ALL = 1, LEAVE_FAST = 2, PHASE = 4 };
+/* bench_system.variant bits. PHASE: the whole run inside weft_phase_begin.
+ * CALLERS_WAIT: the outside caller only waits (weft_config.callers_wait), as
+ * every outside caller did before caller slots. */
+enum { WAKE_ALL = 1, LEAVE_FAST = 2, PHASE = 4, CALLERS_WAIT = 8 };
 
 static bench_pool *create(const bench_system *sys, unsigned threads, unsigned flags) {
     (void)flags; /* the outside caller never is a worker: threads are workers */
@@ -20,6 +23,7 @@ static bench_pool *create(const bench_system *sys, unsigned threads, unsigned fl
     cfg.name = "bench";
     cfg.wake = sys->variant & WAKE_ALL ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED;
     cfg.leave = sys->variant & LEAVE_FAST ? WEFT_LEAVE_FAST : WEFT_LEAVE_AUTOMATIC;
+    cfg.callers_wait = sys->variant & CALLERS_WAIT;
     weft_pool *pool;
     int err = weft_pool_create(&pool, &cfg);
     if (err)
@@ -261,6 +265,8 @@ static const bench_system systems[] = {
     /* bench/policy.sh: the leave-policy table */
     WEFT_SYSTEM("weft-phase", PHASE, 1),
     WEFT_SYSTEM("weft-fast-phase", LEAVE_FAST | PHASE, 1),
+    /* what caller slots change: the caller blocks, as before them */
+    WEFT_SYSTEM("weft-wait", CALLERS_WAIT, 1),
 #endif
 };
 
