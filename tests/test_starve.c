@@ -12,10 +12,14 @@
  * keeps the newest jobs private until its owner's next push or pop shares
  * only the first). The deadline is a hang detector, not a
  * bound on latency: a job the idle worker cannot take starts only when the
- * pusher gives up. Every path runs under both leave policies and both wake
+ * pusher gives up. Then the same with the other worker asleep at the push
+ * (the pusher woken by its own spawn from outside): only the push can wake
+ * it (a push shares its jobs unasked when a worker sleeps and none
+ * searches). Every path runs under both leave policies and both wake
  * protocols. */
 #include <stdatomic.h>
 
+#include "asleep.h"
 #include "check.h"
 #include "weft.h"
 
@@ -62,26 +66,33 @@ static void pusher(void *arg) {
     atomic_fetch_add(&s->done, 1);
 }
 
+/* asleep: no blocker; the other worker sleeps when the pusher starts. */
 static void run_path(void (*push)(starve *s)) {
     static const weft_leave leaves[] = {WEFT_LEAVE_AUTOMATIC, WEFT_LEAVE_FAST};
     static const weft_wake wakes[] = {WEFT_WAKE_TARGETED, WEFT_WAKE_ALL};
-    for (int l = 0; l < 2; l++) {
-        for (int k = 0; k < 2; k++) {
-            weft_pool *pool;
-            weft_config c = {.threads = 2, .leave = leaves[l], .wake = wakes[k]};
-            CHECK_EQ(weft_pool_create(&pool, &c), 0);
-            starve s = {.push = push};
-            CHECK_EQ(weft_spawn(pool, blocker, &s), 0);
-            CHECK_EQ(weft_spawn(pool, pusher, &s), 0);
-            double deadline = check_now() + 4 * GIVE_UP_S;
-            while (atomic_load(&s.done) < 2 || atomic_load(&s.started) < JOBS) {
-                CHECK(check_now() < deadline);
-                check_sleep_us(1000);
+    for (int asleep = 0; asleep < 2; asleep++) {
+        for (int l = 0; l < 2; l++) {
+            for (int k = 0; k < 2; k++) {
+                weft_pool *pool;
+                weft_config c = {.threads = 2, .leave = leaves[l], .wake = wakes[k]};
+                CHECK_EQ(weft_pool_create(&pool, &c), 0);
+                starve s = {.push = push, .blocker_up = asleep};
+                if (asleep)
+                    wait_all_in_a_sleep(pool); /* the spawn below wakes one */
+                else
+                    CHECK_EQ(weft_spawn(pool, blocker, &s), 0);
+                CHECK_EQ(weft_spawn(pool, pusher, &s), 0);
+                double deadline = check_now() + 4 * GIVE_UP_S;
+                while (atomic_load(&s.done) < 2 - asleep || atomic_load(&s.started) < JOBS) {
+                    CHECK(check_now() < deadline);
+                    check_sleep_us(1000);
+                }
+                if (atomic_load(&s.gave_up))
+                    fprintf(stderr, "%s, leave %d, wake %d: pushed jobs waited for their pusher\n",
+                            asleep ? "asleep" : "busy", l, k);
+                CHECK(!atomic_load(&s.gave_up));
+                CHECK_EQ(weft_pool_destroy(pool), 0);
             }
-            if (atomic_load(&s.gave_up))
-                fprintf(stderr, "leave %d, wake %d: pushed jobs waited for their pusher\n", l, k);
-            CHECK(!atomic_load(&s.gave_up));
-            CHECK_EQ(weft_pool_destroy(pool), 0);
         }
     }
 }
