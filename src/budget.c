@@ -305,6 +305,17 @@ bool weft__budget_wanted(void) {
     return queued > atomic_load_explicit(me.pool_waiters, memory_order_relaxed);
 }
 
+/* A slot again, in the middle of a job, as a finished wait takes one. */
+static void take_back(void) {
+    if (!take_unqueued())
+        take_queued(URGENT);
+}
+
+void weft__budget_resume(void) {
+    if (me.stop && !me.held)
+        take_back();
+}
+
 void weft__budget_lock(pthread_mutex_t *m) {
     if (pthread_mutex_trylock(m) == 0)
         return;
@@ -313,8 +324,7 @@ void weft__budget_lock(pthread_mutex_t *m) {
         give_back();
     pthread_mutex_lock(m);
     if (held)
-        if (!take_unqueued())
-            take_queued(URGENT); /* in the middle of a job, as a finished wait is */
+        take_back();
 }
 
 /* Our slot leaves us: to `to` directly, or, over a cap that was lowered or

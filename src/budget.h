@@ -28,6 +28,10 @@ WEFT__HIDDEN void weft__budget_block(void);
  * has high-priority work queued; idle.h), asked only when it must wait, as
  * the answer may take a look at every deque. No-op on any other thread. */
 WEFT__HIDDEN void weft__budget_unblock(bool (*urgent)(const void *arg), const void *arg);
+/* Back from a block in the middle of a job (weft__budget_block before it):
+ * a budgeted worker takes a slot again, queued as urgent (only this thread
+ * can go on with its job). No-op on any other thread. */
+WEFT__HIDDEN void weft__budget_resume(void);
 
 /* A worker between two jobs: if it has held its slot for a slice while an
  * urgent waiter or one of another pool waits, it hands the slot over and
@@ -47,9 +51,9 @@ WEFT__HIDDEN void weft__budget_pool_remove(void);
 
 /* Lock m, an internal lock that its holder may keep across a wait in weft
  * (default_lock while the default pool starts, a trace's stop_lock while
- * its broadcast runs): a worker that must block for it gives its slot back
- * meanwhile. Else the holder, whose wait gave its slot away, and this
- * worker, holding the slot and blocked on m, would wait for each other. */
+ * its broadcast runs; fork() takes default_lock too): a worker that must
+ * block for it gives its slot back meanwhile. Else the holder, whose wait gave its slot away, and
+ * this worker, holding the slot and blocked on m, would wait for each other. */
 WEFT__HIDDEN void weft__budget_lock(pthread_mutex_t *m);
 
 /* Waiters queued, URGENT ones or NORMAL ones; slots held or granted (tests). */

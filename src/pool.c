@@ -229,7 +229,10 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
 
 /* The process-wide locks, in the order every other path takes them. */
 static void fork_prepare(void) {
-    pthread_mutex_lock(&default_lock); /* no default pool is half created at the fork */
+    /* No default pool is half created at the fork. A forking job gives its
+     * budget slot back while it waits for the lock: the creator may be
+     * waiting for a slot while it holds the lock (budget.h). */
+    weft__budget_lock(&default_lock);
     weft__serve_fork_prepare();
     weft__env_fork_prepare();
     weft__budget_fork_prepare();

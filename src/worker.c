@@ -420,8 +420,13 @@ void weft__workers_stop(weft_pool *pool, unsigned started) {
         weft__latch_set(&pool->workers[i].terminate);
     if (pool->budgeted)
         weft__budget_pool_remove();
+    /* A job of another pool that destroys this one blocks in the joins: it
+     * gives its budget slot back meanwhile, for the stopping workers'
+     * on_exit may wait for work that needs it (budget.c, liveness). */
+    weft__budget_block();
     for (unsigned i = 0; i < started; i++)
         pthread_join(pool->workers[i].thread, NULL);
+    weft__budget_resume();
 }
 
 /* Create every worker thread, then let them run on_start and wait until all

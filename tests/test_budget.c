@@ -250,6 +250,84 @@ TEST(a_fork_child_starts_with_every_slot_free) {
     CHECK_EQ(weft_pool_destroy(holder), 0);
 }
 
+/* A job that forks while a worker of its pool holds default_lock (it
+ * creates the default pool, slowly) and waits, urgently, for the only slot,
+ * which the forking job holds: fork_prepare waits for that lock, so the
+ * forking job gives its slot back meanwhile (budget_lock), or the two wait
+ * for each other. */
+static _Atomic bool creator_ready, creator_go, forked;
+
+static void create_the_default_pool(void *arg) {
+    (void)arg;
+    atomic_store(&creator_ready, true);
+    while (!atomic_load(&creator_go))
+        check_sleep_us(100);
+    check_sleep_us(2000); /* the main thread is creating it: we wait for the lock */
+    CHECK(weft_pool_default() != NULL);
+}
+
+static void fork_when_a_creator_waits(void *arg) {
+    (void)arg;
+    double deadline = check_now() + 10;
+    while (weft__budget_waiting(true) == 0 && check_now() < deadline)
+        check_sleep_us(100); /* until the creator queues for our slot */
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0)
+        _exit(0);
+    int status;
+    CHECK_EQ(waitpid(child, &status, 0), child);
+    atomic_store(&forked, true);
+}
+
+TEST(fork_gives_the_slot_back_while_the_default_pool_starts) {
+    setenv("WEFT_NUM_THREADS", "300", 1); /* a default pool slow to start */
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    weft_pool *pool = make_pool(2);
+    CHECK_EQ(weft_spawn(pool, create_the_default_pool, NULL), 0);
+    while (!atomic_load(&creator_ready))
+        check_sleep_us(100);
+    CHECK_EQ(weft_spawn(pool, fork_when_a_creator_waits, NULL), 0);
+    check_sleep_us(1000);
+    atomic_store(&creator_go, true);
+    CHECK(weft_pool_default() != NULL);
+    while (!atomic_load(&forked))
+        check_sleep_us(1000);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* A job that destroys another pool blocks until its workers have exited,
+ * and their on_exit may wait for work of the job's own pool: it gives its
+ * slot back while it waits. */
+static weft_pool *exit_into;
+static _Atomic int exit_calls;
+
+static void count_exit_call(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&exit_calls, 1);
+}
+
+static void call_back_on_exit(unsigned worker, void *user) {
+    (void)worker;
+    (void)user;
+    weft_run(exit_into, count_exit_call, NULL); /* weft.h: allowed in on_exit */
+}
+
+static void destroy_pool(void *arg) {
+    CHECK_EQ(weft_pool_destroy(arg), 0);
+}
+
+TEST(destroying_a_pool_from_a_job_gives_the_slot_back) {
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    exit_into = make_waiting_pool(2); /* the destroy runs on its worker */
+    weft_pool *other;
+    CHECK_EQ(weft_pool_create(&other, &(weft_config){.threads = 2, .on_exit = call_back_on_exit}),
+             0);
+    weft_run(exit_into, destroy_pool, other);
+    CHECK_EQ(atomic_load(&exit_calls), 2);
+    CHECK_EQ(weft_pool_destroy(exit_into), 0);
+}
+
 /* ---- Sharing the budget -------------------------------------------------- */
 
 /* A pool that always has a job to run hands its slot over between jobs once
