@@ -316,6 +316,12 @@ void weft__budget_resume(void) {
         take_back();
 }
 
+void weft__budget_block_on(weft__latch *l) {
+    weft__budget_block();
+    weft__latch_wait_outside(l);
+    weft__budget_resume();
+}
+
 void weft__budget_lock(pthread_mutex_t *m) {
     if (pthread_mutex_trylock(m) == 0)
         return;

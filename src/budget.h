@@ -33,6 +33,12 @@ WEFT__HIDDEN void weft__budget_unblock(bool (*urgent)(const void *arg), const vo
  * can go on with its job). No-op on any other thread. */
 WEFT__HIDDEN void weft__budget_resume(void);
 
+/* Wait for l, a latch made as an outside thread's, on any thread, running no
+ * job meanwhile and holding no slot: for a wait made with an internal lock
+ * held (a new pool's start, under default_lock when it is the default
+ * pool), which a job of the waiter's own could want. */
+WEFT__HIDDEN void weft__budget_block_on(weft__latch *l);
+
 /* A worker between two jobs: if it has held its slot for a slice while an
  * urgent waiter or one of another pool waits, it hands the slot over and
  * waits its turn. */

@@ -451,11 +451,12 @@ int weft__workers_start(weft_pool *pool) {
             pthread_join(pool->workers[k].thread, NULL);
         return err == EPERM ? EAGAIN : err;
     }
-    weft__count_latch_init(&pool->started, pool->threads); /* owned by this thread */
+    weft__count_latch_init(&pool->started, pool->threads);
+    weft__latch_init_owned(&pool->started.latch, NULL, WEFT__LATCH_OUTSIDE); /* budget_block_on */
     if (pool->budgeted)
         weft__budget_pool_add(pool->cpus);
     open_start_gate(pool, WEFT__START_GO);
-    weft__latch_wait(&pool->started.latch);
+    weft__budget_block_on(&pool->started.latch);
     return 0;
 }
 

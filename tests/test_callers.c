@@ -440,3 +440,35 @@ TEST(wake_all_callers_wait_unless_asked) {
         CHECK_EQ(weft_pool_destroy(pool), 0);
     }
 }
+
+/* The default pool's first use from two jobs of one call in a caller slot:
+ * the first creates it holding default_lock, and its wait for the new
+ * workers runs no job of its own (the second would take the lock again on
+ * the same thread). */
+static _Atomic int defaults_got;
+
+static void use_the_default_pool(void *arg) {
+    (void)arg;
+    CHECK(weft_pool_default() != NULL);
+    atomic_fetch_add(&defaults_got, 1);
+}
+
+static void spawn_default_users(weft_scope *scope, void *arg) {
+    (void)arg;
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(weft_scope_spawn(scope, use_the_default_pool, NULL), 0);
+}
+
+static void default_pool_first_used_in(weft_pool *pool) {
+    weft_scope_run(pool, spawn_default_users, NULL);
+    CHECK_EQ(atomic_load(&defaults_got), 4);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+TEST(default_pool_first_used_in_a_caller_slot) {
+    default_pool_first_used_in(make_pool(1));
+}
+
+TEST(default_pool_first_used_on_a_worker) {
+    default_pool_first_used_in(make_waiting_pool(1));
+}
