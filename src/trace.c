@@ -107,12 +107,20 @@ static int write_json(weft_pool *pool, uint64_t end) {
 
 /* ---- Start and stop ------------------------------------------------------- */
 
+/* The pool whose trace this thread is stopping. The stop holds stop_lock
+ * across its broadcast, whose wait may run another job of this thread (a
+ * worker's, or a caller slot's); a start or stop of the same pool from that
+ * job must not take the lock a second time. */
+static _Thread_local weft_pool *stopping;
+
 int weft_trace_start(weft_pool *pool, const char *path) {
     if (!path)
         return EINVAL;
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
+    if (stopping == pool)
+        return EBUSY; /* its stop is under way on this thread */
     weft__trace_buf *collected = calloc(pool->threads, sizeof *collected);
     if (!collected)
         return ENOMEM;
@@ -149,12 +157,17 @@ int weft_trace_stop(weft_pool *pool) {
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
+    if (stopping == pool)
+        return EINVAL;                         /* this thread's stop has turned it off already */
     weft__budget_lock(&pool->trace.stop_lock); /* one stop at a time; budget.h */
     if (!atomic_load_explicit(&pool->trace.on, memory_order_acquire)) {
         err = EINVAL; /* not tracing */
     } else {
         atomic_store_explicit(&pool->trace.on, false, memory_order_relaxed);
+        weft_pool *outer = stopping; /* another pool's stop, further out */
+        stopping = pool;
         weft__broadcast_run(pool, collect, pool); /* each worker, between two jobs */
+        stopping = outer;
         uint64_t end = weft__now_ns();
         pthread_mutex_lock(&pool->trace.lock);
         err = write_json(pool, end);
