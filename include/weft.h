@@ -234,8 +234,9 @@ WEFT_API int weft_pool_create_sized(weft_pool **pool, const weft_config *config,
     weft_pool_create_sized((pool), (__VA_ARGS__), sizeof(weft_config))
 
 /* Finish every job queued or spawned in the pool (including jobs those jobs
- * spawn, and follow-ups of events already set), stop the workers, join them
- * and free the pool.
+ * spawn, follow-ups of events already set, and the job of a weft_run that
+ * waits for a worker: its caller returns), stop the workers, join them and
+ * free the pool.
  * Any thread except the pool's own workers. Other threads must not start a
  * submission to the pool concurrently with or after this call; one that
  * started before may still be returning (weft keeps what it touches alive),
@@ -411,7 +412,8 @@ WEFT_API int weft_thread_index(void);
  * Any thread. Memory: everything before the call is visible to fn, and
  * everything fn wrote is visible after the call returns.
  * If the default pool cannot be created, or pool is a parent's pool in a fork
- * child, fn runs on the calling thread.
+ * child, or weft_pool_destroy has closed pool (a call from a job that on_exit
+ * waits for, see on_exit), fn runs on the calling thread.
  * A NULL fn does nothing (asserts in debug builds). */
 WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
 

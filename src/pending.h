@@ -4,8 +4,9 @@
  *
  * One atomic word counts two things:
  *   runnable (bits 0-31): detached jobs queued or running (weft_spawn, the
- *     follow-ups of set events), plus one count the pool holds until
- *     weft_pool_destroy drops it;
+ *     follow-ups of set events), weft_run calls whose job was injected (from
+ *     before the injection until the caller is done with the pool: run.c),
+ *     plus one count the pool holds until weft_pool_destroy drops it;
  *   parked (bits 32-63): follow-ups waiting on events that are not set yet.
  *
  * Invariants:

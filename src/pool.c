@@ -5,9 +5,10 @@
  * what on_start does with its pool (a broadcast needs every worker) finishes
  * before anyone can destroy the pool.
  *
- * weft_pool_destroy first drains the pool: it waits until every detached job
- * has finished, and closes it to new ones (pending.h); then it sets each
- * terminate latch and joins the threads. What on_exit submits therefore fails
+ * weft_pool_destroy first drains the pool: it waits until every detached job,
+ * and every weft_run job queued for a worker, has finished, and closes it to
+ * new ones (pending.h); then it sets each terminate latch and joins the
+ * threads. What on_exit submits therefore fails
  * with ESHUTDOWN instead of being lost.
  *
  * The pool's memory is reference counted: a thread that queues work into the

@@ -14,6 +14,7 @@
 #include "pool.h"
 
 #include "callers.h"
+#include "pending.h"
 
 /* The injected job: a stack job whose job.next the injector uses, so the
  * group it runs in, the caller's, is kept beside it. */
@@ -49,6 +50,15 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
         weft__caller_give_back(slot);
         return 0;
     }
+    /* The injected job counts as the pool's pending work until the caller is
+     * done with the pool: weft_pool_destroy, which may have started meanwhile,
+     * runs it before it stops the workers, and frees nothing this call still
+     * touches. A pool already closed (a call that raced destroy) has no worker
+     * left to count on: the function runs here, as in a fork child. */
+    if (!weft__pending_hold(&pool->pending)) {
+        fn(arg);
+        return 0;
+    }
     run_job r = {.s = {.job.execute = run_job_execute, .fn = fn, .arg = arg},
                  .group = caller ? caller->h.group : NULL};
     weft__latch_init(&r.s.done);
@@ -60,6 +70,7 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
     weft__latch_wait(&r.s.done);
     if (caller)
         weft__pool_serve_end(pool, &guest);
+    weft__pending_release(&pool->pending); /* last: destroy may free the pool now */
     return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "check.h"
+#include "pool.h" /* to see a job queued in the injector */
 #include "weft.h"
 
 /* Failing the k-th pthread_create of the calling thread (start_fail_create). */
@@ -80,6 +81,85 @@ TEST(spawn_from_outside_then_destroy) {
          * a worker: destroy must not free what the spawner still touches. */
         CHECK_EQ(weft_pool_destroy(pool), 0);
         pthread_join(t, NULL);
+    }
+}
+
+/* ---- 2. A weft_run whose job waits in the injector when destroy starts ---- */
+
+/* weft_run injects its job when the caller gets no caller slot, and the job
+ * may still be queued when another thread destroys the pool (the call started
+ * before destroy, which weft.h allows). Destroy must run it: the caller
+ * blocks until it has run. Three ways to reach the injector: a callers_wait
+ * pool, a pool whose only caller slot is taken, and a caller that is a worker
+ * of another pool. The pool's one worker is busy with `hold` meanwhile, so the
+ * job stays queued until destroy has started. */
+typedef enum { RUN_WAITS, RUN_SLOT_TAKEN, RUN_FROM_A_WORKER, RUN_WAYS } run_way;
+
+typedef struct queued_run {
+    weft_pool *pool, *other; /* other: the pool whose worker calls (RUN_FROM_A_WORKER) */
+    _Atomic bool release, ran;
+    _Atomic int holding; /* hold() calls running */
+} queued_run;
+
+static void hold(void *arg) {
+    queued_run *q = arg;
+    atomic_fetch_add(&q->holding, 1);
+    while (!atomic_load(&q->release)) {
+    }
+}
+
+static void mark_ran(void *arg) {
+    queued_run *q = arg;
+    atomic_store(&q->ran, true);
+}
+
+static void run_mark_ran(void *arg) {
+    queued_run *q = arg;
+    weft_run(q->pool, mark_ran, q);
+}
+
+static void *hold_the_slot(void *arg) {
+    queued_run *q = arg;
+    weft_run(q->pool, hold, q);
+    return NULL;
+}
+
+static void *run_from_outside(void *arg) {
+    queued_run *q = arg;
+    if (q->other)
+        weft_run(q->other, run_mark_ran, q);
+    else
+        run_mark_ran(q);
+    return NULL;
+}
+
+TEST(destroy_runs_a_queued_run_job) {
+    for (int round = 0; round < scaled(60); round++) {
+        run_way way = (run_way)(round % RUN_WAYS);
+        queued_run q = {0};
+        CHECK_EQ(weft_pool_create(
+                     &q.pool,
+                     &(weft_config){.threads = 1, .callers_wait = way == RUN_WAITS, .callers = 1}),
+                 0);
+        if (way == RUN_FROM_A_WORKER)
+            CHECK_EQ(weft_pool_create(&q.other, &(weft_config){.threads = 1}), 0);
+        CHECK_EQ(weft_spawn(q.pool, hold, &q), 0); /* the worker */
+        pthread_t slot_holder, caller;
+        if (way == RUN_SLOT_TAKEN)
+            CHECK_EQ(pthread_create(&slot_holder, NULL, hold_the_slot, &q), 0);
+        while (atomic_load(&q.holding) < (way == RUN_SLOT_TAKEN ? 2 : 1)) {
+        } /* and so the injector is empty */
+        CHECK_EQ(pthread_create(&caller, NULL, run_from_outside, &q), 0);
+        while (weft__injector_is_empty(&q.pool->injectors[WEFT_PRIORITY_NORMAL])) {
+        }
+        atomic_store(&q.release, true);
+        CHECK_EQ(weft_pool_destroy(q.pool), 0);
+        CHECK(atomic_load(&q.ran));
+        pthread_join(caller, NULL);
+        if (way == RUN_SLOT_TAKEN)
+            pthread_join(slot_holder, NULL);
+        if (q.other)
+            CHECK_EQ(weft_pool_destroy(q.other), 0);
     }
 }
 
@@ -218,6 +298,40 @@ TEST(spawn_from_on_exit) {
         CHECK_EQ(atomic_load(&counter), 0); /* nothing ran, nothing was queued */
         weft_event_destroy(ev.set);         /* neither touches the freed pool: no follow-ups */
         weft_event_destroy(ev.unset);
+    }
+}
+
+/* From on_exit, a weft_run into another pool whose job calls weft_run back
+ * into the closing pool: that pool has drained and takes no job any more, so
+ * the function runs on the calling thread (weft.h) instead of being queued
+ * where nothing may run it. */
+typedef struct closing_pools {
+    weft_pool *closing, *other;
+} closing_pools;
+
+static void run_back_into_closing(void *arg) {
+    closing_pools *p = arg;
+    weft_run(p->closing, bump, NULL);
+}
+
+static void run_in_other_on_exit(unsigned worker, void *user) {
+    (void)worker;
+    closing_pools *p = user;
+    weft_run(p->other, run_back_into_closing, p);
+}
+
+TEST(run_into_a_closed_pool_runs_on_the_caller) {
+    for (int round = 0; round < scaled(50); round++) {
+        atomic_store(&counter, 0);
+        closing_pools p;
+        CHECK_EQ(weft_pool_create(&p.other, &(weft_config){.threads = 1 + round % 2}), 0);
+        CHECK_EQ(weft_pool_create(
+                     &p.closing,
+                     &(weft_config){.threads = 2, .on_exit = run_in_other_on_exit, .user = &p}),
+                 0);
+        CHECK_EQ(weft_pool_destroy(p.closing), 0);
+        CHECK_EQ(atomic_load(&counter), 2);
+        CHECK_EQ(weft_pool_destroy(p.other), 0);
     }
 }
 
