@@ -447,16 +447,10 @@ TEST(wake_all_callers_wait_unless_asked) {
  * the same thread). */
 static _Atomic int defaults_got;
 
-static void use_the_default_pool(void *arg) {
-    (void)arg;
-    CHECK(weft_pool_default() != NULL);
-    atomic_fetch_add(&defaults_got, 1);
-}
-
 static void spawn_default_users(weft_scope *scope, void *arg) {
     (void)arg;
     for (int i = 0; i < 4; i++)
-        CHECK_EQ(weft_scope_spawn(scope, use_the_default_pool, NULL), 0);
+        CHECK_EQ(weft_scope_spawn(scope, use_the_default_pool, &defaults_got), 0);
 }
 
 static void default_pool_first_used_in(weft_pool *pool) {
