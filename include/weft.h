@@ -368,16 +368,16 @@ WEFT_API void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, si
  * weft_trace_start creates (or truncates) the file at once and keeps it open
  * until stop writes it. It returns 0, or:
  *  EINVAL  path is NULL;
- *  EBUSY   the pool is already tracing, or a stop of its trace runs on
- *          this thread (a job its wait ran) (path is not touched either way);
+ *  EBUSY   the pool is already tracing, or a stop of its trace is still
+ *          writing the file (path is not touched either way);
  *  ENOMEM  out of memory;
  *  EAGAIN  pool is NULL and no default pool could be created;
  *  ECHILD  pool is a parent's pool in a fork child;
  *  or the errno of creating the file (ENOENT, ENOTDIR, EACCES, EISDIR,
  *  EROFS, ENAMETOOLONG, EMFILE, ...): nothing is created and the pool does
  *  not trace.
- * weft_trace_stop returns 0, EINVAL (not tracing, or a stop of it runs on
- * this thread), EAGAIN (no default pool),
+ * weft_trace_stop returns 0, EINVAL (not tracing: also while another stop,
+ * which turned it off, still writes the file), EAGAIN (no default pool),
  * ECHILD (a parent's pool in a fork child), or the errno of writing the file
  * (EIO when the stream does not tell which); tracing stops either way. */
 WEFT_API int weft_trace_start(weft_pool *pool, const char *path);

@@ -56,10 +56,10 @@ WEFT__HIDDEN void weft__budget_pool_add(unsigned cpus_available);
 WEFT__HIDDEN void weft__budget_pool_remove(void);
 
 /* Lock m, an internal lock that its holder may keep across a wait in weft
- * (default_lock while the default pool starts, a trace's stop_lock while
- * its broadcast runs; fork() takes default_lock too): a worker that must
- * block for it gives its slot back meanwhile. Else the holder, whose wait gave its slot away, and
- * this worker, holding the slot and blocked on m, would wait for each other. */
+ * (default_lock while the default pool starts; fork() takes it too): a
+ * worker that must block for it gives its slot back meanwhile. Else the
+ * holder, whose wait gave its slot away, and this worker, holding the slot
+ * and blocked on m, would wait for each other. */
 WEFT__HIDDEN void weft__budget_lock(pthread_mutex_t *m);
 
 /* Waiters queued, URGENT ones or NORMAL ones; slots held or granted (tests). */

@@ -32,7 +32,6 @@
 #include "pool.h"
 
 #include "broadcast.h"
-#include "budget.h"
 #include "env.h"
 
 #define OUTSIDE_TID 100000 /* the track of threads outside the pool */
@@ -107,27 +106,22 @@ static int write_json(weft_pool *pool, uint64_t end) {
 
 /* ---- Start and stop ------------------------------------------------------- */
 
-/* The pool whose trace this thread is stopping. The stop holds stop_lock
- * across its broadcast, whose wait may run another job of this thread (a
- * worker's, or a caller slot's); a start or stop of the same pool from that
- * job must not take the lock a second time. */
-static _Thread_local weft_pool *stopping;
-
 int weft_trace_start(weft_pool *pool, const char *path) {
     if (!path)
         return EINVAL;
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
-    if (stopping == pool)
-        return EBUSY; /* its stop is under way on this thread */
     weft__trace_buf *collected = calloc(pool->threads, sizeof *collected);
     if (!collected)
         return ENOMEM;
     /* Under stop_lock, the EBUSY check comes before the file is created, so
-     * a second start cannot truncate a file some other path names. */
-    weft__budget_lock(&pool->trace.stop_lock); /* held across a stop's broadcast */
-    err = atomic_load_explicit(&pool->trace.on, memory_order_relaxed) ? EBUSY : 0;
+     * a second start cannot truncate a file some other path names. A stop
+     * under way has its buffers to hand over first. */
+    pthread_mutex_lock(&pool->trace.stop_lock);
+    err = atomic_load_explicit(&pool->trace.on, memory_order_relaxed) || pool->trace.stopping
+              ? EBUSY
+              : 0;
     FILE *f = NULL;
     if (!err && (f = fopen(path, "w")) == NULL)
         err = errno; /* ENOENT, EACCES, EISDIR, ENOTDIR, ... */
@@ -153,32 +147,37 @@ static void collect(unsigned index, void *arg) {
     w->stats.trace = (weft__trace_buf){0};
 }
 
+/* stop_lock is held for the changes of state only, never across the
+ * broadcast: that wait may run other jobs of this thread, and one of them may
+ * stop another pool's trace, whose broadcast may need a worker that waits for
+ * this lock (two stops nested in opposite orders on two threads). */
 int weft_trace_stop(weft_pool *pool) {
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
-    if (stopping == pool)
-        return EINVAL;                         /* this thread's stop has turned it off already */
-    weft__budget_lock(&pool->trace.stop_lock); /* one stop at a time; budget.h */
-    if (!atomic_load_explicit(&pool->trace.on, memory_order_acquire)) {
-        err = EINVAL; /* not tracing */
-    } else {
+    pthread_mutex_lock(&pool->trace.stop_lock);
+    /* Acquire: pairs with start's release store; its file and buffers. */
+    bool on = atomic_load_explicit(&pool->trace.on, memory_order_acquire);
+    if (on) {
         atomic_store_explicit(&pool->trace.on, false, memory_order_relaxed);
-        weft_pool *outer = stopping; /* another pool's stop, further out */
-        stopping = pool;
-        weft__broadcast_run(pool, collect, pool); /* each worker, between two jobs */
-        stopping = outer;
-        uint64_t end = weft__now_ns();
-        pthread_mutex_lock(&pool->trace.lock);
-        err = write_json(pool, end);
-        for (unsigned i = 0; i < pool->threads; i++)
-            weft__trace_buf_free(&pool->trace.collected[i]);
-        weft__trace_buf_free(&pool->trace.outside);
-        free(pool->trace.collected);
-        pool->trace.collected = NULL;
-        pool->trace.file = NULL; /* closed by write_json */
-        pthread_mutex_unlock(&pool->trace.lock);
+        pool->trace.stopping = true;
     }
+    pthread_mutex_unlock(&pool->trace.stop_lock);
+    if (!on)
+        return EINVAL;                        /* not tracing, or another stop turned it off */
+    weft__broadcast_run(pool, collect, pool); /* each worker, between two jobs */
+    uint64_t end = weft__now_ns();
+    pthread_mutex_lock(&pool->trace.lock);
+    err = write_json(pool, end);
+    for (unsigned i = 0; i < pool->threads; i++)
+        weft__trace_buf_free(&pool->trace.collected[i]);
+    weft__trace_buf_free(&pool->trace.outside);
+    free(pool->trace.collected);
+    pool->trace.collected = NULL;
+    pool->trace.file = NULL; /* closed by write_json */
+    pthread_mutex_unlock(&pool->trace.lock);
+    pthread_mutex_lock(&pool->trace.stop_lock);
+    pool->trace.stopping = false; /* a start may create the next file now */
     pthread_mutex_unlock(&pool->trace.stop_lock);
     return err;
 }

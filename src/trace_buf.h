@@ -40,7 +40,8 @@ typedef struct weft__trace_state {
     _Atomic bool on;            /* A: recording */
     _Atomic uint32_t flow;      /* A: last flow id */
     pthread_mutex_t lock;       /* guards file, collected, outside */
-    pthread_mutex_t stop_lock;  /* one weft_trace_start or _stop at a time */
+    pthread_mutex_t stop_lock;  /* start's and stop's changes of state (trace.c) */
+    bool stopping;              /* L (stop_lock): a stop hands the buffers over */
     FILE *file;                 /* L: opened by start, written and closed by stop */
     weft__trace_buf *collected; /* L: workers' buffers, handed over at stop */
     weft__trace_buf outside;    /* L: wake-ups by threads outside the pool */

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -66,48 +67,58 @@ TEST(destroy_writes_an_unfinished_trace) {
     unlink(path);
 }
 
-/* Jobs of one pool that stop (and restart) another pool's trace: the stop
- * holds its lock across the other pool's broadcast, whose wait runs the
- * caller's other jobs; theirs find the stop under way on their thread. */
-static weft_pool *traced;
-static char traced_path[] = "/tmp/weft-trace-XXXXXX";
+/* Jobs of one pool that stop (and restart) the traces of two other pools:
+ * a stop holds its lock across its pool's broadcast, whose wait runs the
+ * caller's other jobs; theirs find that stop under way on their thread, also
+ * from inside a stop of the other pool (the two orders nest both ways). */
+enum { TRACED = 2 };
+static weft_pool *traced[TRACED];
+static char traced_path[TRACED][32] = {"/tmp/weft-trace-XXXXXX", "/tmp/weft-trace-XXXXXX"};
 static _Atomic int stops, restarts;
 
-static void stop_traced(void *arg) {
-    (void)arg;
-    int err = weft_trace_stop(traced);
+static void stop_and_restart(unsigned t) {
+    int err = weft_trace_stop(traced[t]);
     CHECK(err == 0 || err == EINVAL);
     atomic_fetch_add(&stops, err == 0);
-    err = weft_trace_start(traced, traced_path);
+    err = weft_trace_start(traced[t], traced_path[t]);
     CHECK(err == 0 || err == EBUSY);
     atomic_fetch_add(&restarts, err == 0);
 }
 
+static void stop_traced(void *arg) {
+    unsigned first = (unsigned)(uintptr_t)arg;
+    for (unsigned t = 0; t < TRACED; t++)
+        stop_and_restart((first + t) % TRACED);
+}
+
 static void stop_from_jobs(weft_scope *scope, void *arg) {
     (void)arg;
-    for (int i = 0; i < 4; i++)
-        CHECK_EQ(weft_scope_spawn(scope, stop_traced, NULL), 0);
+    for (uintptr_t i = 0; i < 6; i++)
+        CHECK_EQ(weft_scope_spawn(scope, stop_traced, (void *)(i % TRACED)), 0);
 }
 
 TEST(jobs_of_another_pool_stop_a_trace) {
-    int fd = mkstemp(traced_path);
-    CHECK(fd >= 0);
-    close(fd);
-    CHECK_EQ(weft_pool_create(&traced, &(weft_config){.threads = 2}), 0);
+    for (unsigned t = 0; t < TRACED; t++) {
+        int fd = mkstemp(traced_path[t]);
+        CHECK(fd >= 0);
+        close(fd);
+        CHECK_EQ(weft_pool_create(&traced[t], &(weft_config){.threads = 2}), 0);
+        CHECK_EQ(weft_trace_start(traced[t], traced_path[t]), 0);
+    }
     for (int wait = 0; wait < 2; wait++) { /* in a caller slot, then on a worker */
         weft_pool *pool = wait ? make_waiting_pool(1) : make_pool(1);
         for (int round = 0; round < scaled(50); round++) {
             int before = atomic_load(&restarts);
-            if (round == 0 && wait == 0)
-                CHECK_EQ(weft_trace_start(traced, traced_path), 0);
             weft_scope_run(pool, stop_from_jobs, NULL);
-            CHECK(atomic_load(&restarts) > before); /* tracing again */
+            CHECK(atomic_load(&restarts) >= before + TRACED); /* both trace again */
         }
         CHECK_EQ(weft_pool_destroy(pool), 0);
     }
-    CHECK(atomic_load(&stops) >= 2 * scaled(50));
-    CHECK_EQ(weft_pool_destroy(traced), 0); /* stops the last one */
-    unlink(traced_path);
+    CHECK(atomic_load(&stops) >= 2 * TRACED * scaled(50));
+    for (unsigned t = 0; t < TRACED; t++) {
+        CHECK_EQ(weft_pool_destroy(traced[t]), 0); /* stops the last one */
+        unlink(traced_path[t]);
+    }
 }
 
 TEST(bad_input) {
