@@ -3,10 +3,8 @@
 #ifndef WEFT_TEST_JOBS_H
 #define WEFT_TEST_JOBS_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
-#include "check.h"
 #include "weft.h"
 
 /* fib(n) with a weft_join at every node: the fork-join workload. */
@@ -45,12 +43,5 @@ static inline void sum_combine(void *acc, const void *rhs, void *arg) {
 
 static const weft_reducer sum_of_indices = {sizeof(uint64_t), sum_init, sum_fold, sum_combine,
                                             NULL};
-
-/* Use the default pool (its first use creates it) and count the use in
- * *(_Atomic int *)arg. */
-static inline void use_the_default_pool(void *arg) {
-    CHECK(weft_pool_default() != NULL);
-    atomic_fetch_add((_Atomic int *)arg, 1);
-}
 
 #endif

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* What most tests start from: a pool of some workers, and a job that does
- * nothing. */
+/* What most tests start from: a pool of some workers, a job that does
+ * nothing, and one that uses the default pool. */
 #ifndef WEFT_TEST_POOLS_H
 #define WEFT_TEST_POOLS_H
+
+#include <stdatomic.h>
 
 #include "check.h"
 #include "weft.h"
@@ -27,6 +29,13 @@ static inline weft_pool *make_waiting_pool(unsigned threads) {
 
 static inline void nothing(void *arg) {
     (void)arg;
+}
+
+/* Use the default pool (its first use creates it) and count the use in
+ * *(_Atomic int *)arg. */
+static inline void use_the_default_pool(void *arg) {
+    CHECK(weft_pool_default() != NULL);
+    atomic_fetch_add((_Atomic int *)arg, 1);
 }
 
 #endif
