@@ -234,15 +234,17 @@ WEFT_API int weft_pool_create_sized(weft_pool **pool, const weft_config *config,
     weft_pool_create_sized((pool), (__VA_ARGS__), sizeof(weft_config))
 
 /* Finish every job queued or spawned in the pool (including jobs those jobs
- * spawn, follow-ups of events already set, and the job of a weft_run that
- * waits for a worker: its caller returns), stop the workers, join them and
+ * spawn, and follow-ups of events already set), wait for every call into the
+ * pool that other threads started before (weft_run and what goes through it,
+ * weft_broadcast, weft_trace_stop) to return, stop the workers, join them and
  * free the pool.
  * Any thread except the pool's own workers. Other threads must not start a
- * submission to the pool concurrently with or after this call; one that
- * started before may still be returning (weft keeps what it touches alive),
- * and jobs running inside the pool may still spawn: that work is finished
- * too. Once the pool's work has drained, the pool is closed: a submission
- * after that point (from on_exit) answers ESHUTDOWN. Blocks.
+ * submission to the pool concurrently with or after this call, and a call
+ * destroy waits for must not wait for destroy; jobs running inside the pool
+ * may still spawn: that work is finished too. Once the pool's work has
+ * drained, the pool is closed: a submission after that point (from on_exit)
+ * answers ESHUTDOWN, and a weft_run runs its function on the calling thread.
+ * Blocks.
  * Memory: everything the pool's jobs wrote is visible when it returns.
  * In a fork child, a parent's pool is freed without running its jobs or
  * waiting for anything (see fork() above), and the call returns 0.

@@ -47,9 +47,12 @@ int weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void 
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err; /* EAGAIN, ECHILD */
-    /* Its workers are stopping (on_exit): some would never run their share. */
-    if (weft__pending_closed(&pool->pending))
+    /* Pending work of the pool until it returns (pending.h): a destroy
+     * started meanwhile keeps the workers, whose shares it needs. Closed:
+     * they are stopping (on_exit), and some would never run their share. */
+    if (!weft__pending_hold(&pool->pending))
         return ESHUTDOWN;
     weft__broadcast_run(pool, fn, arg);
+    weft__pending_release(&pool->pending);
     return 0;
 }

@@ -32,10 +32,14 @@
  * sleeper's counting CAS fails on the bumped counter, acquires it, and its
  * next search reads the raised count.
  *
- * Lifetime: the caller holds a reference on the pool from before it takes a
- * slot until after it gave it back, so a weft_pool_destroy that another
- * thread starts once the work is done (the caller may still be returning)
- * does not free the slot under it.
+ * A call in a slot is pending work of the pool (pending.h) from when it took
+ * the slot until it gave it back: weft_pool_destroy, started by another
+ * thread meanwhile, waits for it before it stops the workers, which the
+ * call's jobs may still need (a job stolen from the slot may push more). A
+ * pool that destroy has closed gives no slot (the call then runs on its
+ * thread: run.c). And the caller holds a reference on the pool from before
+ * it takes a slot until after it gave it back, so the destroy, once the call
+ * has ended, does not free the slot under it.
  */
 #include "callers.h"
 
@@ -68,6 +72,10 @@ weft__worker *weft__caller_take(weft_pool *pool) {
          * weft__caller_give_back, whose use of the slot happens-before ours. */
         if (atomic_compare_exchange_strong_explicit(&slot->taken, &free_slot, true,
                                                     memory_order_acquire, memory_order_relaxed)) {
+            if (!weft__pending_hold(&pool->pending)) { /* destroy closed the pool */
+                atomic_store_explicit(&slot->taken, false, memory_order_release);
+                return NULL;
+            }
             weft__pool_ref(pool);
             note_seen(pool, i);
             slot->h.prio = WEFT_PRIORITY_NORMAL;
@@ -91,5 +99,6 @@ void weft__caller_give_back(weft__worker *slot) {
     weft__debug_yield(); /* the work is done: another thread may destroy the pool now */
     /* Release: pairs with the next taker's acquire. */
     atomic_store_explicit(&slot->taken, false, memory_order_release);
+    weft__pending_release(&pool->pending); /* destroy may go on now */
     weft__pool_unref(pool);
 }

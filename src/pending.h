@@ -4,9 +4,10 @@
  *
  * One atomic word counts two things:
  *   runnable (bits 0-31): detached jobs queued or running (weft_spawn, the
- *     follow-ups of set events), weft_run calls whose job was injected (from
- *     before the injection until the caller is done with the pool: run.c),
- *     plus one count the pool holds until weft_pool_destroy drops it;
+ *     follow-ups of set events), calls from other threads under way (a
+ *     weft_run in a caller slot, callers.c, or with its job injected, run.c;
+ *     weft_broadcast; weft_trace_stop), plus one count the pool holds until
+ *     weft_pool_destroy drops it;
  *   parked (bits 32-63): follow-ups waiting on events that are not set yet.
  *
  * Invariants:

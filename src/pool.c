@@ -5,9 +5,9 @@
  * what on_start does with its pool (a broadcast needs every worker) finishes
  * before anyone can destroy the pool.
  *
- * weft_pool_destroy first drains the pool: it waits until every detached job,
- * and every weft_run job queued for a worker, has finished, and closes it to
- * new ones (pending.h); then it sets each terminate latch and joins the
+ * weft_pool_destroy first drains the pool: it waits until every detached job
+ * has finished and every call from another thread has returned, and closes
+ * it to new ones (pending.h); then it sets each terminate latch and joins the
  * threads. What on_exit submits therefore fails
  * with ESHUTDOWN instead of being lost.
  *
@@ -49,6 +49,7 @@
 #include "debug_yield.h"
 #include "env.h"
 #include "os.h"
+#include "trace.h"
 
 _Thread_local struct weft__worker_head *weft__tls_worker;
 
@@ -408,8 +409,9 @@ int weft_pool_destroy(weft_pool *pool) {
     err = drain(pool);
     if (err)
         return err;
+    /* Relaxed: the drain ordered every start and stop before us. */
     if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
-        weft_trace_stop(pool); /* needs the workers: before they stop */
+        weft__trace_stop_drained(pool); /* needs the workers: before they stop */
     weft__workers_stop(pool, pool->threads);
     weft__pool_unref(pool);
     return 0;

@@ -29,6 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace.h"
+
 #include "pool.h"
 
 #include "broadcast.h"
@@ -151,10 +153,8 @@ static void collect(unsigned index, void *arg) {
  * broadcast: that wait may run other jobs of this thread, and one of them may
  * stop another pool's trace, whose broadcast may need a worker that waits for
  * this lock (two stops nested in opposite orders on two threads). */
-int weft_trace_stop(weft_pool *pool) {
-    int err = weft__pool_lookup(pool, &pool);
-    if (err)
-        return err;
+static int stop(weft_pool *pool) {
+    int err;
     pthread_mutex_lock(&pool->trace.stop_lock);
     /* Acquire: pairs with start's release store; its file and buffers. */
     bool on = atomic_load_explicit(&pool->trace.on, memory_order_acquire);
@@ -180,4 +180,22 @@ int weft_trace_stop(weft_pool *pool) {
     pool->trace.stopping = false; /* a start may create the next file now */
     pthread_mutex_unlock(&pool->trace.stop_lock);
     return err;
+}
+
+/* A stop is pending work of the pool (pending.h) until it has written the
+ * file: a weft_pool_destroy started meanwhile waits for it, instead of
+ * stopping the workers its broadcast needs or freeing what it writes. */
+int weft_trace_stop(weft_pool *pool) {
+    int err = weft__pool_lookup(pool, &pool);
+    if (err)
+        return err;
+    if (!weft__pending_hold(&pool->pending))
+        return EINVAL; /* closed: destroy has stopped the trace */
+    err = stop(pool);
+    weft__pending_release(&pool->pending);
+    return err;
+}
+
+void weft__trace_stop_drained(weft_pool *pool) {
+    (void)stop(pool); /* the file's error has no one to go to */
 }

@@ -68,19 +68,25 @@ static void *spawn_from_outside(void *arg) {
     return NULL;
 }
 
+/* Run outside(pool) on a thread of its own, destroy pool once the counter
+ * shows that it has begun, and join the thread. */
+static void destroy_once_begun(weft_pool *pool, void *(*outside)(void *)) {
+    atomic_store(&counter, 0);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, outside, pool), 0);
+    while (atomic_load(&counter) == 0) {
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    pthread_join(t, NULL);
+}
+
+/* The job ran, but its spawner may still be inside weft_spawn, waking a
+ * worker: destroy must not free what the spawner still touches. */
 TEST(spawn_from_outside_then_destroy) {
     for (int round = 0; round < scaled(400); round++) {
         weft_pool *pool;
         CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1 + round % 2}), 0);
-        atomic_store(&counter, 0);
-        pthread_t t;
-        CHECK_EQ(pthread_create(&t, NULL, spawn_from_outside, pool), 0);
-        while (atomic_load(&counter) == 0) {
-        }
-        /* The job ran, but its spawner may still be inside weft_spawn, waking
-         * a worker: destroy must not free what the spawner still touches. */
-        CHECK_EQ(weft_pool_destroy(pool), 0);
-        pthread_join(t, NULL);
+        destroy_once_begun(pool, spawn_from_outside);
     }
 }
 
@@ -160,6 +166,90 @@ TEST(destroy_runs_a_queued_run_job) {
             pthread_join(slot_holder, NULL);
         if (q.other)
             CHECK_EQ(weft_pool_destroy(q.other), 0);
+    }
+}
+
+/* A call in a caller slot that started before destroy: its scope's job J,
+ * stolen by the pool's only worker, spawns K into the scope once destroy has
+ * begun. Destroy waits for the call (K runs on the worker, the scope ends,
+ * the call returns) before it stops the worker. */
+typedef struct slot_call {
+    weft_pool *pool;
+    weft_scope *scope;
+    _Atomic bool j_started, k_ran;
+} slot_call;
+
+static void mark_k(void *arg) {
+    atomic_store(&((slot_call *)arg)->k_ran, true);
+}
+
+static uint32_t pool_runnable(weft_pool *pool) {
+    return weft__pending_runnable(atomic_load(&pool->pending.word));
+}
+
+static void spawn_k_once_destroy_began(void *arg) {
+    slot_call *c = arg;
+    uint32_t before = pool_runnable(c->pool); /* the pool's count, and the call's */
+    atomic_store(&c->j_started, true);
+    while (pool_runnable(c->pool) == before) { /* destroy drops the pool's count */
+    }
+    CHECK_EQ(weft_scope_spawn(c->scope, mark_k, c), 0);
+}
+
+static void body_waits_for_j(weft_scope *scope, void *arg) {
+    slot_call *c = arg;
+    c->scope = scope;
+    CHECK_EQ(weft_scope_spawn(scope, spawn_k_once_destroy_began, c), 0);
+    while (!atomic_load(&c->j_started)) { /* the worker took J */
+    }
+}
+
+static void *call_in_a_slot(void *arg) {
+    slot_call *c = arg;
+    weft_scope_run(c->pool, body_waits_for_j, c);
+    return NULL;
+}
+
+TEST(destroy_waits_for_a_call_in_a_caller_slot) {
+    for (int round = 0; round < scaled(40); round++) {
+        slot_call c = {0};
+        CHECK_EQ(weft_pool_create(&c.pool, &(weft_config){.threads = 1, .callers = 1}), 0);
+        pthread_t caller;
+        CHECK_EQ(pthread_create(&caller, NULL, call_in_a_slot, &c), 0);
+        while (!atomic_load(&c.j_started)) {
+        }
+        CHECK_EQ(weft_pool_destroy(c.pool), 0);
+        CHECK(atomic_load(&c.k_ran));
+        pthread_join(caller, NULL);
+    }
+}
+
+/* weft_broadcast from outside, started just before another thread destroys
+ * the pool: it returns, having run on every worker (0) or on none
+ * (ESHUTDOWN), never waiting for a worker that has exited. */
+static _Atomic int broadcast_runs, broadcast_err;
+
+static void count_broadcast(unsigned index, void *arg) {
+    (void)index;
+    (void)arg;
+    atomic_fetch_add(&broadcast_runs, 1);
+}
+
+static void *broadcast_once(void *arg) {
+    atomic_store(&counter, 1); /* started */
+    atomic_store(&broadcast_err, weft_broadcast(arg, count_broadcast, NULL));
+    return NULL;
+}
+
+TEST(broadcast_racing_destroy_returns) {
+    for (int round = 0; round < scaled(400); round++) {
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2}), 0);
+        atomic_store(&broadcast_runs, 0);
+        destroy_once_begun(pool, broadcast_once);
+        int err = atomic_load(&broadcast_err);
+        CHECK(err == 0 || err == ESHUTDOWN);
+        CHECK_EQ(atomic_load(&broadcast_runs), err == 0 ? 2 : 0);
     }
 }
 

@@ -4,6 +4,7 @@
  * wake-ups as paired flows (tools/check_trace.py checks it); the errors. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -119,6 +120,41 @@ TEST(jobs_of_another_pool_stop_a_trace) {
         CHECK_EQ(weft_pool_destroy(traced[t]), 0); /* stops the last one */
         unlink(traced_path[t]);
     }
+}
+
+/* A stop from outside, started just before another thread destroys the
+ * pool: destroy waits for it (the stop needs the workers, and writes what
+ * destroy frees), or, if destroy closed the pool first, stops the trace
+ * itself and the late stop answers EINVAL. Either way one complete file. */
+static _Atomic int stop_announced, late_stop_err;
+
+static void *stop_once(void *arg) {
+    atomic_store(&stop_announced, 1);
+    atomic_store(&late_stop_err, weft_trace_stop(arg));
+    return NULL;
+}
+
+TEST(stop_racing_destroy) {
+    char path[] = "/tmp/weft-trace-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    for (int round = 0; round < scaled(20); round++) {
+        weft_pool *pool = make_pool(2);
+        CHECK_EQ(weft_trace_start(pool, path), 0);
+        weft_run(pool, nothing, NULL);
+        atomic_store(&stop_announced, 0);
+        pthread_t t;
+        CHECK_EQ(pthread_create(&t, NULL, stop_once, pool), 0);
+        while (!atomic_load(&stop_announced)) {
+        }
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+        pthread_join(t, NULL);
+        int err = atomic_load(&late_stop_err);
+        CHECK(err == 0 || err == EINVAL);
+        check_file(path, 2);
+    }
+    unlink(path);
 }
 
 TEST(bad_input) {
