@@ -49,7 +49,6 @@
 #include "debug_yield.h"
 #include "env.h"
 #include "os.h"
-#include "trace.h"
 
 _Thread_local struct weft__worker_head *weft__tls_worker;
 
@@ -411,7 +410,7 @@ int weft_pool_destroy(weft_pool *pool) {
         return err;
     /* Relaxed: the drain ordered every start and stop before us. */
     if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
-        weft__trace_stop_drained(pool); /* needs the workers: before they stop */
+        pool->trace.stop_drained(pool); /* needs the workers: before they stop */
     weft__workers_stop(pool, pool->threads);
     weft__pool_unref(pool);
     return 0;

@@ -29,8 +29,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace.h"
-
 #include "pool.h"
 
 #include "broadcast.h"
@@ -108,6 +106,8 @@ static int write_json(weft_pool *pool, uint64_t end) {
 
 /* ---- Start and stop ------------------------------------------------------- */
 
+static void stop_drained(weft_pool *pool);
+
 int weft_trace_start(weft_pool *pool, const char *path) {
     if (!path)
         return EINVAL;
@@ -132,6 +132,7 @@ int weft_trace_start(weft_pool *pool, const char *path) {
         pool->trace.file = f;
         pool->trace.collected = collected, collected = NULL;
         pool->trace.started_ns = weft__now_ns();
+        pool->trace.stop_drained = stop_drained;
         /* Release: a worker that sees the flag sees the state above. */
         atomic_store_explicit(&pool->trace.on, true, memory_order_release);
         pthread_mutex_unlock(&pool->trace.lock);
@@ -196,6 +197,6 @@ int weft_trace_stop(weft_pool *pool) {
     return err;
 }
 
-void weft__trace_stop_drained(weft_pool *pool) {
+static void stop_drained(weft_pool *pool) {
     (void)stop(pool); /* the file's error has no one to go to */
 }

@@ -14,6 +14,8 @@
 
 #include "atomics.h"
 
+struct weft_pool;
+
 typedef enum {
     WEFT__TRACE_SEARCH, /* the worker starts searching for work */
     WEFT__TRACE_RUN,    /* ...running jobs */
@@ -46,6 +48,10 @@ typedef struct weft__trace_state {
     weft__trace_buf *collected; /* L: workers' buffers, handed over at stop */
     weft__trace_buf outside;    /* L: wake-ups by threads outside the pool */
     uint64_t started_ns;        /* L */
+    /* Set by start (trace.c): weft_trace_stop for weft_pool_destroy once the
+     * pool has drained, without the pending count a public stop takes. The
+     * pool is below tracing, so tracing passes its stop in. */
+    void (*stop_drained)(struct weft_pool *pool);
 } weft__trace_state;
 
 WEFT__HIDDEN void weft__trace_append(weft__trace_buf *b, weft__trace_kind kind, uint32_t arg);
