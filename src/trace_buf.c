@@ -33,9 +33,18 @@ uint32_t weft__trace_wake(weft__trace_state *t, weft__trace_buf *own) {
     if (own) {
         weft__trace_append(own, WEFT__TRACE_WAKE, flow);
     } else {
+        /* The flag again, under the lock: a stop turns it off before it takes
+         * the lock to write and free the outside buffer, so a waker that read
+         * it on before the stop, and comes here after, records nothing (its
+         * event would land in the next trace, before that trace began). */
         pthread_mutex_lock(&t->lock);
-        weft__trace_append(&t->outside, WEFT__TRACE_WAKE, flow);
+        /* Relaxed: the lock orders it against the stop's write. */
+        bool on = atomic_load_explicit(&t->on, memory_order_relaxed);
+        if (on)
+            weft__trace_append(&t->outside, WEFT__TRACE_WAKE, flow);
         pthread_mutex_unlock(&t->lock);
+        if (!on)
+            return 0; /* no flow: the woken worker records no end */
     }
     return flow;
 }

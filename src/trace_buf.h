@@ -59,7 +59,8 @@ WEFT__HIDDEN void weft__trace_buf_free(weft__trace_buf *b);
 
 /* A thread woke a worker of the pool whose tracing state is t: record the
  * flow's start in `own` (the waker's buffer, if it is a worker of that pool)
- * or in t->outside, and return the flow's id. */
+ * or in t->outside, and return the flow's id; 0 (no flow) if a stop turned
+ * tracing off before the outside record could be made. */
 WEFT__HIDDEN uint32_t weft__trace_wake(weft__trace_state *t, weft__trace_buf *own);
 
 /* Record an event if tracing is on. Relaxed: a flag that turns recording on

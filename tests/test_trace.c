@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "pool.h" /* the tracing state, for a late wake-up */
 #include "pools.h"
 #include "child.h"
 #include "jobs.h"
@@ -154,6 +155,29 @@ TEST(stop_racing_destroy) {
         CHECK(err == 0 || err == EINVAL);
         check_file(path, 2);
     }
+    unlink(path);
+}
+
+/* A thread outside the pool that read tracing on before a stop, and records
+ * its wake-up after the stop wrote and freed the outside buffer: nothing is
+ * recorded (no flow), so the next trace holds no event older than its start.
+ * The call below is that late half of a wake-up. */
+TEST(outside_wakeup_after_a_stop_is_dropped) {
+    char path[] = "/tmp/weft-trace-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    weft_pool *pool = make_pool(2);
+    CHECK_EQ(weft_trace_start(pool, path), 0);
+    weft_run(pool, nothing, NULL);
+    CHECK_EQ(weft_trace_stop(pool), 0);
+    CHECK_EQ(weft__trace_wake(&pool->trace, NULL), 0);
+    check_sleep_us(1000); /* the next trace starts later than that call */
+    CHECK_EQ(weft_trace_start(pool, path), 0);
+    weft_run(pool, nothing, NULL);
+    CHECK_EQ(weft_trace_stop(pool), 0);
+    check_file(path, 2);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
     unlink(path);
 }
 

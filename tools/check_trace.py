@@ -30,6 +30,12 @@ def check(path, min_workers):
         for (a0, a1, an), (b0, b1, bn) in zip(s, s[1:]):
             if b0 < a1 - 1e-3:  # 1 ns of rounding
                 problems.append(f"track {tid}: {an} [{a0}, {a1}] overlaps {bn} [{b0}, {b1}]")
+    # Nothing before the trace began (ts 0) or after its last slice ended.
+    ends = [e["ts"] + e["dur"] for e in events if e.get("ph") == "X" and e["tid"] < 100000]
+    last = max(ends, default=None)
+    for e in events:
+        if "ts" in e and (e["ts"] < 0 or (last is not None and e["ts"] > last + 1e-3)):
+            problems.append(f"outside the trace [0, {last}]: {e}")
     starts = {e["id"] for e in events if e.get("ph") == "s"}
     for e in events:
         if e.get("ph") == "f" and e["id"] not in starts:
