@@ -73,6 +73,7 @@ weft__worker *weft__caller_take(weft_pool *pool) {
         if (atomic_compare_exchange_strong_explicit(&slot->taken, &free_slot, true,
                                                     memory_order_acquire, memory_order_relaxed)) {
             if (!weft__pending_hold(&pool->pending)) { /* destroy closed the pool */
+                /* Release: as weft__caller_give_back's (we used nothing). */
                 atomic_store_explicit(&slot->taken, false, memory_order_release);
                 return NULL;
             }

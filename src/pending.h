@@ -51,13 +51,6 @@ static inline uint32_t weft__pending_parked(uint64_t word) {
     return (uint32_t)(word >> 32);
 }
 
-/* Has weft_pool_destroy closed the pool? Relaxed: a thread that must see it
- * closed (a worker in on_exit) learnt of the close through the terminate
- * latch, which destroy sets after it read the word as 0. */
-static inline bool weft__pending_closed(weft__pending *p) {
-    return weft__pending_runnable(atomic_load_explicit(&p->word, memory_order_relaxed)) == 0;
-}
-
 /* The pool holds one runnable count until weft_pool_destroy. */
 static inline void weft__pending_init(weft__pending *p) {
     atomic_init(&p->word, WEFT__PENDING_RUNNABLE);

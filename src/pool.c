@@ -8,8 +8,8 @@
  * weft_pool_destroy first drains the pool: it waits until every detached job
  * has finished and every call from another thread has returned, and closes
  * it to new ones (pending.h); then it sets each terminate latch and joins the
- * threads. What on_exit submits therefore fails
- * with ESHUTDOWN instead of being lost.
+ * threads. What on_exit submits therefore fails with ESHUTDOWN instead of
+ * being lost.
  *
  * The pool's memory is reference counted: a thread that queues work into the
  * pool from outside, or sets a latch of one of its workers, may still be

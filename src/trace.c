@@ -160,6 +160,9 @@ static int stop(weft_pool *pool) {
     /* Acquire: pairs with start's release store; its file and buffers. */
     bool on = atomic_load_explicit(&pool->trace.on, memory_order_acquire);
     if (on) {
+        /* Relaxed: workers that still see it on record into their own
+         * buffers, which the broadcast below hands over on their threads;
+         * outside wakers look again under trace.lock (trace_buf.c). */
         atomic_store_explicit(&pool->trace.on, false, memory_order_relaxed);
         pool->trace.stopping = true;
     }

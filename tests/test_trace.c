@@ -20,6 +20,13 @@
 #error "the build passes the source directory, for tools/check_trace.py"
 #endif
 
+/* Create a file from a mkstemp template, for a trace to overwrite. */
+static void make_temp(char *path) {
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+}
+
 static void check_file(const char *path, unsigned workers) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "python3 %s/tools/check_trace.py %s %u", WEFT_SOURCE_DIR, path,
@@ -29,9 +36,7 @@ static void check_file(const char *path, unsigned workers) {
 
 TEST(trace_is_valid_json_without_overlaps) {
     char path[] = "/tmp/weft-trace-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    make_temp(path);
     for (int wake = 0; wake < 2; wake++) {
         weft_pool *pool;
         CHECK_EQ(weft_pool_create(
@@ -57,9 +62,7 @@ TEST(trace_is_valid_json_without_overlaps) {
 
 TEST(destroy_writes_an_unfinished_trace) {
     char path[] = "/tmp/weft-trace-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    make_temp(path);
     weft_pool *pool;
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2}), 0);
     CHECK_EQ(weft_trace_start(pool, path), 0);
@@ -101,9 +104,7 @@ static void stop_from_jobs(weft_scope *scope, void *arg) {
 
 TEST(jobs_of_another_pool_stop_a_trace) {
     for (unsigned t = 0; t < TRACED; t++) {
-        int fd = mkstemp(traced_path[t]);
-        CHECK(fd >= 0);
-        close(fd);
+        make_temp(traced_path[t]);
         CHECK_EQ(weft_pool_create(&traced[t], &(weft_config){.threads = 2}), 0);
         CHECK_EQ(weft_trace_start(traced[t], traced_path[t]), 0);
     }
@@ -137,9 +138,7 @@ static void *stop_once(void *arg) {
 
 TEST(stop_racing_destroy) {
     char path[] = "/tmp/weft-trace-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    make_temp(path);
     for (int round = 0; round < scaled(20); round++) {
         weft_pool *pool = make_pool(2);
         CHECK_EQ(weft_trace_start(pool, path), 0);
@@ -164,9 +163,7 @@ TEST(stop_racing_destroy) {
  * The call below is that late half of a wake-up. */
 TEST(outside_wakeup_after_a_stop_is_dropped) {
     char path[] = "/tmp/weft-trace-XXXXXX";
-    int fd = mkstemp(path);
-    CHECK(fd >= 0);
-    close(fd);
+    make_temp(path);
     weft_pool *pool = make_pool(2);
     CHECK_EQ(weft_trace_start(pool, path), 0);
     weft_run(pool, nothing, NULL);
