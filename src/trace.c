@@ -53,6 +53,20 @@ static void write_flow(FILE *f, const weft__trace_event *e, unsigned tid, uint64
             tid);
 }
 
+/* A flow needs a slice to start from: an outside wake-up is drawn as a
+ * "submit" slice of 1 us, cut short at the next outside wake-up so that the
+ * slices of a track never overlap (the outside buffer is appended under
+ * trace.lock, so its times never decrease). */
+static void write_submit(FILE *f, const weft__trace_event *e, const weft__trace_event *next,
+                         uint64_t t0) {
+    uint64_t dur = 1000;
+    if (next && next->ns - e->ns < dur)
+        dur = next->ns - e->ns;
+    fprintf(f,
+            ",\n{\"name\":\"submit\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%u}",
+            1e-3 * (double)(e->ns - t0), 1e-3 * (double)dur, OUTSIDE_TID);
+}
+
 /* One worker's track: each state event opens a slice that the next closes. */
 static void write_track(FILE *f, const weft__trace_buf *b, unsigned tid, uint64_t t0,
                         uint64_t end) {
@@ -64,11 +78,8 @@ static void write_track(FILE *f, const weft__trace_buf *b, unsigned tid, uint64_
     for (size_t i = 0; i < b->n; i++) {
         const weft__trace_event *e = &b->ev[i];
         if (e->kind == WEFT__TRACE_WAKE || e->kind == WEFT__TRACE_WOKEN) {
-            if (tid == OUTSIDE_TID) /* a flow needs a slice to start from */
-                fprintf(f,
-                        ",\n{\"name\":\"submit\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":1,"
-                        "\"pid\":1,\"tid\":%u}",
-                        1e-3 * (double)(e->ns - t0), tid);
+            if (tid == OUTSIDE_TID)
+                write_submit(f, e, i + 1 < b->n ? &b->ev[i + 1] : NULL, t0);
             write_flow(f, e, tid, t0);
             continue;
         }

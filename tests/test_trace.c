@@ -157,6 +157,21 @@ TEST(stop_racing_destroy) {
     unlink(path);
 }
 
+/* Start a trace of a pool of 2 into path and run one job in it. */
+static weft_pool *traced_pool_of_two(const char *path) {
+    weft_pool *pool = make_pool(2);
+    CHECK_EQ(weft_trace_start(pool, path), 0);
+    weft_run(pool, nothing, NULL);
+    return pool;
+}
+
+/* Stop the trace, check its file and destroy the pool. */
+static void stop_check_destroy(weft_pool *pool, const char *path) {
+    CHECK_EQ(weft_trace_stop(pool), 0);
+    check_file(path, 2);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 /* A thread outside the pool that read tracing on before a stop, and records
  * its wake-up after the stop wrote and freed the outside buffer: nothing is
  * recorded (no flow), so the next trace holds no event older than its start.
@@ -164,17 +179,26 @@ TEST(stop_racing_destroy) {
 TEST(outside_wakeup_after_a_stop_is_dropped) {
     char path[] = "/tmp/weft-trace-XXXXXX";
     make_temp(path);
-    weft_pool *pool = make_pool(2);
-    CHECK_EQ(weft_trace_start(pool, path), 0);
-    weft_run(pool, nothing, NULL);
+    weft_pool *pool = traced_pool_of_two(path);
     CHECK_EQ(weft_trace_stop(pool), 0);
     CHECK_EQ(weft__trace_wake(&pool->trace, NULL), 0);
     check_sleep_us(1000); /* the next trace starts later than that call */
     CHECK_EQ(weft_trace_start(pool, path), 0);
     weft_run(pool, nothing, NULL);
-    CHECK_EQ(weft_trace_stop(pool), 0);
-    check_file(path, 2);
-    CHECK_EQ(weft_pool_destroy(pool), 0);
+    stop_check_destroy(pool, path);
+    unlink(path);
+}
+
+/* Outside wake-ups less than a microsecond apart (two back to back here, as
+ * from several submitting threads at once): their "submit" slices on the
+ * outside track must not overlap. */
+TEST(outside_wakeups_close_together_do_not_overlap) {
+    char path[] = "/tmp/weft-trace-XXXXXX";
+    make_temp(path);
+    weft_pool *pool = traced_pool_of_two(path);
+    CHECK(weft__trace_wake(&pool->trace, NULL) != 0);
+    CHECK(weft__trace_wake(&pool->trace, NULL) != 0);
+    stop_check_destroy(pool, path);
     unlink(path);
 }
 
