@@ -15,15 +15,21 @@
  * every outside caller did before caller slots. */
 enum { WAKE_ALL = 1, LEAVE_FAST = 2, PHASE = 4, CALLERS_WAIT = 8 };
 
+/* `threads` threads run jobs (bench.h), as in the peers: OpenMP's and
+ * oneTBB's calling thread is one of theirs. A weft caller takes part in its
+ * own call (a caller slot), so the pool has one worker fewer, unless the
+ * caller only waits (CALLERS_WAIT) or the workload's submitter does not call
+ * in (BENCH_POOL_SUBMIT). A pool has at least one worker: at one thread, the
+ * caller waits while it works. */
 static bench_pool *create(const bench_system *sys, unsigned threads, unsigned flags) {
-    (void)flags; /* the outside caller never is a worker: threads are workers */
+    bool takes_part = !(sys->variant & CALLERS_WAIT) && !(flags & BENCH_POOL_SUBMIT);
     weft_config cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.threads = threads;
+    cfg.threads = takes_part && threads > 1 ? threads - 1 : threads;
     cfg.name = "bench";
     cfg.wake = sys->variant & WAKE_ALL ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED;
     cfg.leave = sys->variant & LEAVE_FAST ? WEFT_LEAVE_FAST : WEFT_LEAVE_AUTOMATIC;
-    cfg.callers_wait = sys->variant & CALLERS_WAIT;
+    cfg.callers_wait = (sys->variant & CALLERS_WAIT) || (takes_part && threads == 1);
     weft_pool *pool;
     int err = weft_pool_create(&pool, &cfg);
     if (err)
