@@ -18,11 +18,12 @@ enum { WAKE_ALL = 1, LEAVE_FAST = 2, PHASE = 4, CALLERS_WAIT = 8 };
 /* `threads` threads run jobs (bench.h), as in the peers: OpenMP's and
  * oneTBB's calling thread is one of theirs. A weft caller takes part in its
  * own call (a caller slot), so the pool has one worker fewer, unless the
- * caller only waits (CALLERS_WAIT) or the workload's submitter does not call
- * in (BENCH_POOL_SUBMIT). A pool has at least one worker: at one thread, the
+ * caller only waits (CALLERS_WAIT; WEFT_WAKE_ALL, whose pools have no caller
+ * slots by default) or the workload's submitter does not call in
+ * (BENCH_POOL_SUBMIT). A pool has at least one worker: at one thread, the
  * caller waits while it works. */
 static bench_pool *create(const bench_system *sys, unsigned threads, unsigned flags) {
-    bool takes_part = !(sys->variant & CALLERS_WAIT) && !(flags & BENCH_POOL_SUBMIT);
+    bool takes_part = !(sys->variant & (CALLERS_WAIT | WAKE_ALL)) && !(flags & BENCH_POOL_SUBMIT);
     weft_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.threads = takes_part && threads > 1 ? threads - 1 : threads;
