@@ -140,7 +140,7 @@ static bool oversubscribed(const weft__leave_pool *lp) {
 static bool pool_due(const weft__leave_pool *lp, const weft__leave *lv, uint64_t now) {
     uint64_t lo, hi;
     return weft__rhythm_wider_than(&lp->rhythm, FOLLOW_WIDTH) &&
-           weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), &lo, &hi) &&
+           weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), true, &lo, &hi) &&
            now + lv->late_ns >= lo && now < hi;
 }
 
@@ -150,7 +150,8 @@ static bool pool_due(const weft__leave_pool *lp, const weft__leave *lv, uint64_t
 static bool implicit_phase(const weft__leave_pool *lp, const weft__leave *lv,
                            const weft__leave_now *in) {
     uint64_t lo, hi;
-    return oversubscribed(lp) && weft__rhythm_window(&lp->rhythm, lv->wake_ns, true, &lo, &hi) &&
+    return oversubscribed(lp) &&
+           weft__rhythm_window(&lp->rhythm, lv->wake_ns, true, false, &lo, &hi) &&
            (hi ? in->now < hi : in->now - in->search_ns < WEFT__PHASE_RETAIN_NS);
 }
 
@@ -162,7 +163,7 @@ static uint64_t wake_at(const weft__leave_pool *lp, const weft__leave *lv, uint6
     if (WEFT__UNLIKELY(forced)) /* a test hook: relaxed, set while the pool runs */
         return now + forced;
     if (!weft__rhythm_wider_than(&lp->rhythm, FOLLOW_WIDTH) ||
-        !weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), &lo, &hi))
+        !weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), true, &lo, &hi))
         return 0;
     return lo > now + lv->late_ns ? lo - lv->late_ns : 0;
 }

@@ -19,7 +19,16 @@
  * workers ran out of jobs. Otherwise a caller that keeps one worker busy
  * would look like one job at a time, which the policy does not follow, and
  * its quiet periods would begin anywhere inside its calls. A rally wakes
- * the width's workers: the callers come by themselves.
+ * the width's workers: the callers come by themselves. But the workers
+ * usually run out a little before the call ends (the caller finishes its
+ * last piece), and a worker that goes to sleep then, the pool not yet
+ * quiet, would have no window to wake for: it would sleep through the gap
+ * and be woken by the next call's first push, a wake-up on the critical
+ * path. So the moment every worker went inactive during a call (idle_ns)
+ * stands in for the quiet period's start in a sleeper's window: the
+ * earliest it can be, so the sleeper wakes early, never late; if the call
+ * outlasts that window, the sleeper finds the window past and sleeps
+ * without a deadline (one early wake-up a call, at most).
  *
  * Who records the quiet period when a call ends as its last worker stops:
  * the caller decrements calls and then reads the workers' counters, the
@@ -48,11 +57,14 @@ void weft__rhythm_init(weft__rhythm *r) {
     atomic_init(&r->calls, 0);
     atomic_init(&r->called, 0);
     atomic_init(&r->callers, 0);
+    atomic_init(&r->idle_ns, 0);
 }
 
 void weft__rhythm_busy(weft__rhythm *r, unsigned threads) {
     if (atomic_load_explicit(&r->quiet_ns, memory_order_relaxed))
         atomic_store_explicit(&r->quiet_ns, 0, memory_order_relaxed);
+    if (atomic_load_explicit(&r->idle_ns, memory_order_relaxed))
+        atomic_store_explicit(&r->idle_ns, 0, memory_order_relaxed);
     /* A load and a store, not an increment: a count lost to a race costs a
      * hint, and saturating keeps the line unwritten in long busy periods. */
     uint32_t joined = atomic_load_explicit(&r->joined, memory_order_relaxed);
@@ -74,8 +86,12 @@ static void fold_count(_Atomic uint32_t *avg, _Atomic uint32_t *count, bool firs
 
 void weft__rhythm_quiet(weft__rhythm *r, uint64_t now) {
     /* Seq-cst: after the caller's counter update (above). */
-    if (atomic_load_explicit(&r->calls, memory_order_seq_cst))
-        return; /* a caller still works: the end of its call decides */
+    if (atomic_load_explicit(&r->calls, memory_order_seq_cst)) {
+        /* A caller still works: the end of its call decides; until then,
+         * the workers' idleness bounds the quiet period's start. */
+        atomic_store_explicit(&r->idle_ns, now, memory_order_relaxed);
+        return;
+    }
     if (atomic_load_explicit(&r->joined, memory_order_relaxed) == 0 &&
         atomic_load_explicit(&r->called, memory_order_relaxed) == 0)
         return; /* nobody found work since it was last quiet: still quiet */
@@ -87,6 +103,8 @@ void weft__rhythm_quiet(weft__rhythm *r, uint64_t now) {
 }
 
 void weft__rhythm_arrival(weft__rhythm *r, uint64_t now) {
+    if (atomic_load_explicit(&r->idle_ns, memory_order_relaxed))
+        atomic_store_explicit(&r->idle_ns, 0, memory_order_relaxed);
     if (!atomic_load_explicit(&r->quiet_ns, memory_order_relaxed))
         return;
     uint64_t quiet = atomic_exchange_explicit(&r->quiet_ns, 0, memory_order_relaxed);
@@ -126,8 +144,8 @@ unsigned weft__rhythm_engaged(const weft__rhythm *r) {
     return (width + WEFT__RHYTHM_ONE - 1) / WEFT__RHYTHM_ONE;
 }
 
-bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose, uint64_t *lo,
-                         uint64_t *hi) {
+bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose, bool tail,
+                         uint64_t *lo, uint64_t *hi) {
     uint64_t gap = atomic_load_explicit(&r->gap_ns, memory_order_relaxed);
     uint64_t dev = atomic_load_explicit(&r->gap_dev_ns, memory_order_relaxed);
     uint64_t spread = dev;
@@ -136,6 +154,8 @@ bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose, ui
         !regular || gap > PREDICT_MAX_WAKES * wake_ns)
         return false;
     uint64_t quiet = atomic_load_explicit(&r->quiet_ns, memory_order_relaxed);
+    if (!quiet && tail && atomic_load_explicit(&r->calls, memory_order_relaxed))
+        quiet = atomic_load_explicit(&r->idle_ns, memory_order_relaxed);
     *lo = *hi = 0;
     if (quiet) {
         *lo = quiet + (gap > spread + wake_ns ? gap - spread - wake_ns : 0);

@@ -25,6 +25,8 @@ typedef struct weft__rhythm {
     _Atomic uint32_t calls;      /* outside callers' calls running (callers.c) */
     _Atomic uint32_t called;     /* calls begun since the pool was quiet */
     _Atomic uint32_t callers;    /* moving average of called per busy period, as width */
+    _Atomic uint64_t idle_ns;    /* every worker went inactive while a call ran (0: not since
+                                    the pool was last busy or had an arrival) */
 } weft__rhythm;
 
 /* Fixed point of weft__rhythm.width. */
@@ -73,8 +75,10 @@ WEFT__HIDDEN unsigned weft__rhythm_engaged(const weft__rhythm *r);
  * `loose` (busy periods wider than the CPUs) accepts a deviation within one
  * wake-up as regular? If so and the pool is quiet, [*lo, *hi) is the window
  * in which work should end the quiet period, lo early by one wake-up; *lo =
- * *hi = 0 while the pool is busy. */
+ * *hi = 0 while the pool is busy. With `tail`, a pool whose workers all ran
+ * out while a call still runs counts as quiet since then (idle_ns): the
+ * earliest its quiet period can begin, so a window from it is never late. */
 WEFT__HIDDEN bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose,
-                                      uint64_t *lo, uint64_t *hi);
+                                      bool tail, uint64_t *lo, uint64_t *hi);
 
 #endif

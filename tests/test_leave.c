@@ -269,20 +269,28 @@ static void call_end(policy *p, uint64_t now, bool workers_inactive) {
  * busy periods engage, not the callers, who come by themselves. So a caller
  * helped by one worker (two threads) is followed, which one worker alone
  * (width one) would not be. */
+/* Ten calls of 100 us, 300 us apart, ending at T0 - 200 us, each helped by
+ * one worker that runs out 50 us in: the pool is quiet from each call's end.
+ * Returns the time of the next call. */
+static uint64_t caller_rhythm(policy *p) {
+    uint64_t t = T0 - 10 * 300 * US;
+    for (int i = 0; i < 10; i++) {
+        weft__rhythm_call_begin(&p->lp.rhythm, t);
+        weft__leave_found(&p->lp, &p->lv, 0);           /* one worker helps */
+        weft__rhythm_quiet(&p->lp.rhythm, t + 50 * US); /* and runs out: not quiet */
+        CHECK_EQ(atomic_load(&p->lp.rhythm.quiet_ns), 0);
+        call_end(p, t + 100 * US, true);
+        CHECK_EQ(atomic_load(&p->lp.rhythm.quiet_ns), t + 100 * US);
+        t += 300 * US;
+    }
+    return t;
+}
+
 TEST(a_caller_is_one_of_the_pools_threads_during_its_call) {
     policy p;
     make(&p, 2, 2, false);
     p.lv.gain_ns = -1;
-    uint64_t t = T0 - 10 * 300 * US;
-    for (int i = 0; i < 10; i++) {
-        weft__rhythm_call_begin(&p.lp.rhythm, t);
-        weft__leave_found(&p.lp, &p.lv, 0);            /* one worker helps */
-        weft__rhythm_quiet(&p.lp.rhythm, t + 50 * US); /* and runs out: not quiet */
-        CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
-        call_end(&p, t + 100 * US, true);
-        CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), t + 100 * US);
-        t += 300 * US;
-    }
+    uint64_t t = caller_rhythm(&p);
     CHECK_EQ(atomic_load(&p.lp.rhythm.gap_ns), 200 * US); /* from each call's end */
     CHECK_EQ(atomic_load(&p.lp.rhythm.width), WEFT__RHYTHM_ONE);
     CHECK_EQ(atomic_load(&p.lp.rhythm.callers), WEFT__RHYTHM_ONE);
@@ -300,6 +308,37 @@ TEST(a_caller_is_one_of_the_pools_threads_during_its_call) {
     CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
     weft__rhythm_quiet(&p.lp.rhythm, t + 120 * US);
     CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), t + 120 * US);
+}
+
+/* A worker that runs out while the caller finishes its call (the usual end
+ * of a call: the caller runs its last piece) sleeps until just before the
+ * next call is due, counted from when it ran out: the pool is not quiet yet,
+ * and without that count it would sleep until the next call's first push
+ * woke it. A call that outlasts that window leaves it past: the sleeper
+ * sleeps without a deadline (one early wake-up a call, at most); the call's
+ * end then starts the quiet period as before. */
+TEST(a_worker_that_runs_out_before_the_call_ends_wakes_for_the_next_call) {
+    policy p;
+    make(&p, 1, 2, false);
+    weft__rhythm_call_begin(&p.lp.rhythm, caller_rhythm(&p));
+    uint64_t gap = atomic_load(&p.lp.rhythm.gap_ns), dev = atomic_load(&p.lp.rhythm.gap_dev_ns);
+    uint64_t due = gap - dev - p.lv.wake_ns - p.lv.late_ns; /* after the quiet period starts */
+    weft__leave_found(&p.lp, &p.lv, 0);
+    p.lv.gain_ns = -1;                    /* the finds taught its gain; still: sleep at once */
+    weft__rhythm_quiet(&p.lp.rhythm, T0); /* the worker ran out; the call runs on */
+    CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
+    uint64_t at;
+    CHECK(decide_at(&p, 1, &at) == WEFT__LEAVE_SLEEP);
+    CHECK_EQ(at, T0 + due);
+    CHECK(decide_at(&p, 1000, &at) == WEFT__LEAVE_SLEEP && at == 0); /* the call outlasted it */
+    call_end(&p, T0 + 1000 * US, true);
+    CHECK(decide_at(&p, 1001, &at) == WEFT__LEAVE_SLEEP);
+    CHECK_EQ(at, T0 + 1000 * US + due);
+    /* Work found again: the workers' idleness no longer counts. */
+    weft__rhythm_call_begin(&p.lp.rhythm, T0 + 1200 * US);
+    weft__leave_found(&p.lp, &p.lv, 0);
+    p.lv.gain_ns = -1;
+    CHECK(decide_at(&p, 1201, &at) == WEFT__LEAVE_SLEEP && at == 0);
 }
 
 /* Callers do not crowd workers out of the width: a caller helped by both
