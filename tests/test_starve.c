@@ -95,6 +95,21 @@ static void run_path(void (*push)(starve *s)) {
             }
         }
     }
+    /* The pusher outside the pool, in a caller slot (weft_run from this
+     * thread; wake-all pools have no slots), both workers asleep: its pushes
+     * must wake one as a worker's do. */
+    for (int l = 0; l < 2; l++) {
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2, .leave = leaves[l]}), 0);
+        starve s = {.push = push, .blocker_up = 1};
+        wait_all_in_a_sleep(pool);
+        weft_run(pool, pusher, &s);
+        if (atomic_load(&s.gave_up))
+            fprintf(stderr, "outside, leave %d: pushed jobs waited for their pusher\n", l);
+        CHECK(!atomic_load(&s.gave_up));
+        CHECK_EQ(atomic_load(&s.started), JOBS);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
 }
 
 /* join: JOBS nested joins push their b's, the innermost a spins. */
