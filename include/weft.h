@@ -239,8 +239,10 @@ WEFT_API int weft_pool_create_sized(weft_pool **pool, const weft_config *config,
  * weft_broadcast, weft_trace_stop) to return, stop the workers, join them and
  * free the pool.
  * Any thread except the pool's own workers. Other threads must not start a
- * submission to the pool concurrently with or after this call, and a call
- * destroy waits for must not wait for destroy; jobs running inside the pool
+ * submission to the pool concurrently with or after this call (a call is
+ * started once it is under way: a thread that signals "about to call" and
+ * then calls races destroy), and a call destroy waits for must not wait for
+ * destroy; jobs running inside the pool
  * may still spawn: that work is finished too. Once the pool's work has
  * drained, the pool is closed: a submission after that point (from on_exit)
  * answers ESHUTDOWN, and a weft_run runs its function on the calling thread.

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "pool.h" /* the pending word and the slots, for a closed pool */
 #include "pools.h"
 #include "jobs.h"
 #include "visits.h"
@@ -165,6 +166,31 @@ TEST(an_outside_caller_runs_its_own_call) {
     CHECK_EQ(w.acquire, EINVAL);  /* it holds a slot, as a context */
     CHECK_EQ(w.destroy, EDEADLK); /* a job of the pool runs on it */
     CHECK_EQ(weft_thread_index(), -1);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* A pool that destroy has closed (its pending word's runnable count at 0,
+ * made so here by hand, as drain leaves it) gives no caller slot: the call
+ * runs on the calling thread, and the slot it tried is free again, so the
+ * pool reopened by hand lends it to the next caller. Reaching this path
+ * without the white box needs a call that races destroy, which weft.h
+ * forbids; the branch keeps such a call from holding a slot for ever. */
+static void index_here(void *arg) {
+    *(int *)arg = weft_thread_index();
+}
+
+TEST(a_closed_pool_gives_no_caller_slot) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = 1}), 0);
+    weft__worker *slot = &pool->workers[pool->threads + pool->contexts];
+    atomic_store(&pool->pending.word, 0); /* closed */
+    int index = -2;
+    weft_run(pool, index_here, &index);
+    CHECK_EQ(index, -1); /* ran here, outside every slot */
+    CHECK(!atomic_load(&slot->taken));
+    atomic_store(&pool->pending.word, WEFT__PENDING_RUNNABLE); /* reopened */
+    weft_run(pool, index_here, &index);
+    CHECK_EQ(index, 1); /* in the slot, given back */
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
