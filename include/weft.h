@@ -294,8 +294,8 @@ WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
  * wait is over, or whose pool has high-priority work queued, goes first. A
  * worker that has held its slot for 50 ms hands it, between two jobs, to a
  * waiting worker of another pool (or one that goes first) and waits for the
- * next ahead of the others of its kind, so a pool with a stream of jobs does
- * not starve the others. Threads outside the pools, including contexts and
+ * next behind the others, so a pool with a stream of jobs does not starve
+ * the others. Threads outside the pools, including contexts and
  * callers that take part in their own call (weft_run), hold no slot: a
  * weft_run from outside does not count. Pools created with outside_budget
  * draw no slots.

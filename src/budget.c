@@ -30,9 +30,12 @@
  * slots without waiting cannot overtake the queue, and only takes one while
  * nobody queues. A holder between two jobs that has kept its slot for a
  * slice while an URGENT waiter, or a waiter of another pool, queues hands
- * the slot to the first such waiter and queues first for the next: a pool
- * with a stream of jobs shares the budget with the others, as the kernel
- * would share a CPU (weft__budget_between_jobs).
+ * the slot to the first such waiter and queues at the end for the next: a
+ * pool with a stream of jobs shares the budget with the others, as the
+ * kernel would share a CPU (weft__budget_between_jobs). So a NORMAL waiter
+ * is passed over only by a hand-over from a holder of its own pool to
+ * another pool's waiter, and is served once the waiters ahead of it are
+ * (URGENT ones first).
  *
  * Invariants:
  *  1. running counts the slots held or granted. It exceeds cap only while
@@ -162,17 +165,14 @@ static void got(void) {
 
 /* ---- The queues (under the lock) ------------------------------------------ */
 
-/* At the tail of its queue, or, if first, at the head. */
-static void enqueue(waiter *w, int kind, bool first) {
-    w->next = first ? budget.head[kind] : NULL;
-    if (first)
-        budget.head[kind] = w;
-    else if (budget.tail[kind])
+/* At the tail of its queue. */
+static void enqueue(waiter *w, int kind) {
+    w->next = NULL;
+    if (budget.tail[kind])
         budget.tail[kind]->next = w;
     else
         budget.head[kind] = w;
-    if (!w->next)
-        budget.tail[kind] = w;
+    budget.tail[kind] = w;
     if (kind == URGENT) /* Relaxed: written under the lock; read as a hint */
         atomic_fetch_add_explicit(&budget.urgent, 1, memory_order_relaxed);
     else /* Relaxed: a hint for weft__budget_wanted */
@@ -252,7 +252,7 @@ static void take_queued(int kind) {
         got();
         return;
     }
-    enqueue(&w, kind, false);
+    enqueue(&w, kind);
     grant_free(); /* invariant 3: a release that missed us */
     wait_in(&w);
 }
@@ -362,11 +362,12 @@ void weft__budget_between_jobs(void) {
         pthread_mutex_unlock(&budget.lock);
         return;
     }
-    /* We wait first in line for the next slot: the others queued for work
-     * that a search of theirs may no longer find, and our pool has jobs. */
+    /* We wait at the end of the line, as every waiter does: at its head,
+     * two pools' holders would pass the slot to each other for as long as
+     * their jobs last, and every waiter behind them would starve. */
     hand_over(to, prev, kind);
     waiter w = waiter_of_mine();
-    enqueue(&w, NORMAL, true);
+    enqueue(&w, NORMAL);
     grant_free(); /* invariant 3: a release that missed us */
     wait_in(&w);
 }

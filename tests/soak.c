@@ -7,6 +7,10 @@
  *
  *   soak [seconds [seed]]     (default 60 s, seed 1)
  *
+ * SOAK_CONCURRENCY=n sets the CPU budget (weft_set_concurrency) before the
+ * pools exist; SOAK_HOLD=1 keeps a stalled run alive for a debugger instead
+ * of aborting (the watchdog pauses; everything else runs on).
+ *
  * Three pools of 8, 24 and 32 workers (64 on a machine of a few cores), with
  * both sleep protocols and both leave policies, and these actors, each a
  * plain pthread:
@@ -36,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "jobs.h"
 
@@ -582,6 +587,11 @@ static void stalled(const char *what) {
     fprintf(stderr, "soak: %s made no progress for %d s; where everyone is:\n", what,
             STALL_SECONDS);
     report(stderr);
+    if (getenv("SOAK_HOLD")) { /* keep the hang for a debugger: gdb -p <pid> */
+        fprintf(stderr, "soak: holding, pid %ld\n", (long)getpid());
+        for (;;)
+            pause();
+    }
     abort();
 }
 
@@ -620,6 +630,8 @@ int main(int argc, char **argv) {
         {.threads = 24, .contexts = 2, .wake = WEFT_WAKE_ALL},
         {.threads = 32, .contexts = 2, .leave = WEFT_LEAVE_FAST},
     };
+    if (getenv("SOAK_CONCURRENCY")) /* a CPU budget other than the default */
+        CHECK(weft_set_concurrency((unsigned)atoi(getenv("SOAK_CONCURRENCY"))) == 0);
     for (int p = 0; p < NPOOLS; p++)
         CHECK(weft_pool_create(&pools[p], &configs[p]) == 0);
     double t0 = now_s();

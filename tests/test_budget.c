@@ -362,6 +362,54 @@ TEST(a_busy_pool_shares_the_budget) {
     CHECK_EQ(weft_pool_destroy(other), 0);
 }
 
+/* Two pools that never run out of jobs hand the one slot to each other, and a
+ * third pool's worker, queued behind them, still gets it: a holder that hands
+ * its slot over queues at the end, behind whoever waited before it. (Queued
+ * at the front, the two holders passed the slot back and forth for as long as
+ * their streams lasted, and the third pool's job never ran.) */
+static _Atomic bool pair_stop, third_ran;
+
+typedef struct paired {
+    weft_pool *pool;
+    _Atomic int streamed;
+} paired;
+
+static void pair_stream(void *arg) {
+    paired *p = arg;
+    atomic_fetch_add(&p->streamed, 1);
+    if (!atomic_load(&pair_stop))
+        CHECK_EQ(weft_spawn(p->pool, pair_stream, p), 0);
+    check_sleep_us(50);
+}
+
+static void run_third(void *arg) {
+    (void)arg;
+    atomic_store(&third_ran, true);
+}
+
+TEST(a_pool_queued_behind_two_busy_pools_gets_the_slot) {
+    CHECK_EQ(weft_set_concurrency(1), 0);
+    static paired pair[2];
+    weft_pool *third = make_pool(1);
+    for (int i = 0; i < 2; i++) {
+        pair[i].pool = make_pool(1);
+        CHECK_EQ(weft_spawn(pair[i].pool, pair_stream, &pair[i]), 0);
+    }
+    /* Both streams ran: the slot went from one pool to the other. */
+    while (atomic_load(&pair[0].streamed) < 10 || atomic_load(&pair[1].streamed) < 10)
+        check_sleep_us(1000);
+    CHECK_EQ(weft_spawn(third, run_third, NULL), 0);
+    double deadline = check_now() + 20; /* a few slices; 20 s: a starved queue */
+    while (!atomic_load(&third_ran) && check_now() < deadline)
+        check_sleep_us(1000);
+    bool ran = atomic_load(&third_ran);
+    atomic_store(&pair_stop, true);
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(weft_pool_destroy(pair[i].pool), 0);
+    CHECK_EQ(weft_pool_destroy(third), 0);
+    CHECK(ran);
+}
+
 /* A budget lowered under pools whose workers never run out of work binds
  * all the same: none of them sleeps, so only a holder over the cap that
  * gives its slot back to the count, instead of handing it on between jobs
