@@ -333,77 +333,76 @@ TEST(destroying_a_pool_from_a_job_gives_the_slot_back) {
 
 /* ---- Sharing the budget -------------------------------------------------- */
 
-/* A pool that always has a job to run hands its slot over between jobs once
- * it held it for a slice: the other pool's work gets done. */
+/* A pool that always has a job to run: each job of the stream queues the
+ * next on its worker's deque before it ends, until stream_stop. */
 static _Atomic bool stream_stop;
-static _Atomic int streamed;
+
+typedef struct stream_of {
+    weft_pool *pool;
+    _Atomic int streamed; /* jobs run so far */
+} stream_of;
 
 static void stream(void *arg) {
-    weft_pool *pool = arg;
-    atomic_fetch_add(&streamed, 1);
+    stream_of *st = arg;
+    atomic_fetch_add(&st->streamed, 1);
     if (!atomic_load(&stream_stop))
-        CHECK_EQ(weft_spawn(pool, stream, pool), 0); /* the next, queued before we end */
+        CHECK_EQ(weft_spawn(st->pool, stream, st), 0); /* the next, queued before we end */
     check_sleep_us(50);
 }
 
+/* Start a stream on a new pool of `threads` workers. */
+static void stream_start(stream_of *st, unsigned threads) {
+    st->pool = make_pool(threads);
+    CHECK_EQ(weft_spawn(st->pool, stream, st), 0);
+}
+
+/* Until every stream of st[0..n) ran `jobs` jobs (a deadline: a stream that
+ * never gets a slot fails here). */
+static void streams_ran(stream_of *st, int n, int jobs) {
+    double deadline = check_now() + 20;
+    for (int i = 0; i < n; i++)
+        while (atomic_load(&st[i].streamed) < jobs) {
+            CHECK(check_now() < deadline);
+            check_sleep_us(100);
+        }
+}
+
+/* A busy pool hands its slot over between jobs once it held it for a slice:
+ * the other pool's work gets done. */
 TEST(a_busy_pool_shares_the_budget) {
     CHECK_EQ(weft_set_concurrency(1), 0);
-    weft_pool *busy = make_pool(2), *other = make_pool(2);
-    CHECK_EQ(weft_spawn(busy, stream, busy), 0);
-    while (atomic_load(&streamed) < 10) /* the stream holds the slot */
-        check_sleep_us(100);
+    static stream_of busy;
+    stream_start(&busy, 2);
+    weft_pool *other = make_pool(2);
+    streams_ran(&busy, 1, 10); /* the stream holds the slot */
     for (int i = 0; i < 5; i++) {
         atomic_store(&release, false);
         weft_run(other, do_release, NULL);
         CHECK(atomic_load(&release));
     }
     atomic_store(&stream_stop, true);
-    CHECK_EQ(weft_pool_destroy(busy), 0);
+    CHECK_EQ(weft_pool_destroy(busy.pool), 0);
     CHECK_EQ(weft_pool_destroy(other), 0);
 }
 
 /* Two pools that never run out of jobs hand the one slot to each other, and a
  * third pool's worker, queued behind them, still gets it: a holder that hands
  * its slot over queues at the end, behind whoever waited before it. (Queued
- * at the front, the two holders passed the slot back and forth for as long as
- * their streams lasted, and the third pool's job never ran.) */
-static _Atomic bool pair_stop, third_ran;
-
-typedef struct paired {
-    weft_pool *pool;
-    _Atomic int streamed;
-} paired;
-
-static void pair_stream(void *arg) {
-    paired *p = arg;
-    atomic_fetch_add(&p->streamed, 1);
-    if (!atomic_load(&pair_stop))
-        CHECK_EQ(weft_spawn(p->pool, pair_stream, p), 0);
-    check_sleep_us(50);
-}
-
-static void run_third(void *arg) {
-    (void)arg;
-    atomic_store(&third_ran, true);
-}
-
+ * at the front, the two holders would pass the slot back and forth for as
+ * long as their streams last, and the third pool's job would never run.) */
 TEST(a_pool_queued_behind_two_busy_pools_gets_the_slot) {
     CHECK_EQ(weft_set_concurrency(1), 0);
-    static paired pair[2];
+    static stream_of pair[2];
     weft_pool *third = make_pool(1);
-    for (int i = 0; i < 2; i++) {
-        pair[i].pool = make_pool(1);
-        CHECK_EQ(weft_spawn(pair[i].pool, pair_stream, &pair[i]), 0);
-    }
-    /* Both streams ran: the slot went from one pool to the other. */
-    while (atomic_load(&pair[0].streamed) < 10 || atomic_load(&pair[1].streamed) < 10)
-        check_sleep_us(1000);
-    CHECK_EQ(weft_spawn(third, run_third, NULL), 0);
+    for (int i = 0; i < 2; i++)
+        stream_start(&pair[i], 1);
+    streams_ran(pair, 2, 10); /* the slot went from one pool to the other */
+    CHECK_EQ(weft_spawn(third, do_release, NULL), 0);
     double deadline = check_now() + 20; /* a few slices; 20 s: a starved queue */
-    while (!atomic_load(&third_ran) && check_now() < deadline)
+    while (!atomic_load(&release) && check_now() < deadline)
         check_sleep_us(1000);
-    bool ran = atomic_load(&third_ran);
-    atomic_store(&pair_stop, true);
+    bool ran = atomic_load(&release);
+    atomic_store(&stream_stop, true); /* before the check: the pools must go */
     for (int i = 0; i < 2; i++)
         CHECK_EQ(weft_pool_destroy(pair[i].pool), 0);
     CHECK_EQ(weft_pool_destroy(third), 0);

@@ -183,12 +183,12 @@ TEST(a_closed_pool_gives_no_caller_slot) {
     weft_pool *pool;
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = 1}), 0);
     weft__worker *slot = &pool->workers[pool->threads + pool->contexts];
-    atomic_store(&pool->pending.word, 0); /* closed */
+    uint64_t open = atomic_exchange(&pool->pending.word, 0); /* closed */
     int index = -2;
     weft_run(pool, index_here, &index);
     CHECK_EQ(index, -1); /* ran here, outside every slot */
     CHECK(!atomic_load(&slot->taken));
-    atomic_store(&pool->pending.word, WEFT__PENDING_RUNNABLE); /* reopened */
+    atomic_store(&pool->pending.word, open); /* reopened */
     weft_run(pool, index_here, &index);
     CHECK_EQ(index, 1); /* in the slot, given back */
     CHECK_EQ(weft_pool_destroy(pool), 0);
