@@ -14,7 +14,7 @@
  * shared and the context runs its whole workload itself without blocking.
  * With nothing of its own left, a waiting context polls its latch for as
  * long as blocking would cost (weft__latch_poll, as an outside waiter does),
- * then sleeps on it alone (weft__sleep_owner_wait) and is woken by the
+ * then sleeps on it alone (owner_wait) and is woken by the
  * latch's setter. Caller slots (callers.c) are contexts that an outside
  * thread holds for the length of one call.
  *
@@ -27,6 +27,9 @@
 #include <errno.h>
 
 #include "pool.h"
+
+#include "debug_yield.h"
+#include "os.h"
 
 struct weft_context {
     weft__worker worker; /* never instantiated: a context is its worker slot */
@@ -92,6 +95,30 @@ unsigned weft_pool_slots(const weft_pool *pool) {
     return p ? weft__pool_slots_all(p) : 0;
 }
 
+/* A context with nothing of its own left to run waits for its latch on its
+ * sleep slot: the latch protocol alone (the sleep RFC, Appendix A). It takes
+ * no new jobs, so it is not counted and only the latch's set wakes it
+ * (weft__sleep_set_latch). */
+static void owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) {
+    if (!weft__latch_get_sleepy(latch))
+        return;
+    weft__debug_yield();
+    weft__sleep_slot *slot = &s->slots[index];
+    pthread_mutex_lock(&slot->lock);
+    if (!weft__latch_fall_asleep(latch)) {
+        pthread_mutex_unlock(&slot->lock);
+        return;
+    }
+    /* Relaxed: under the lock; a setter that saw SLEEPING takes the lock. */
+    atomic_store_explicit(&slot->word, WEFT__SLOT_ASLEEP, memory_order_relaxed);
+    pthread_mutex_unlock(&slot->lock);
+    weft__debug_yield();
+    /* Acquire: pairs with the waker's release store of AWAKE. */
+    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT__SLOT_ASLEEP)
+        weft__os_wait(&slot->word, WEFT__SLOT_ASLEEP);
+    weft__latch_wake_up(latch);
+}
+
 void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
     while (!weft__latch_probe(latch)) {
         weft_priority prio;
@@ -99,6 +126,6 @@ void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
         if (job)
             weft__worker_call_at(ctx, prio, weft__job_call, job);
         else if (!weft__latch_poll(latch)) /* what is left runs on workers */
-            weft__sleep_owner_wait(&ctx->pool->sleep, ctx->index, latch);
+            owner_wait(&ctx->pool->sleep, ctx->index, latch);
     }
 }

@@ -5,7 +5,8 @@
  *
  * Packed counters (jobs event counter, inactive and sleeping threads) decide
  * whether a new job needs a sleeper woken, and then exactly one (n for n
- * jobs); a set latch wakes only its owner. When a worker gets sleepy, and
+ * jobs), unless a worker woken a moment ago is on its way (in_flight.h); a
+ * set latch wakes only its owner. When a worker gets sleepy, and
  * whether it sleeps until a time, the leave policy says (leave.c); this file
  * counts, sleeps and wakes. Thread states: active (running a job), idle
  * (searching: counted inactive), sleeping (blocked on its slot's futex word:
@@ -75,11 +76,13 @@ int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads
         atomic_init(&s->slots[i].word, WEFT__SLOT_AWAKE);
         s->slots[i].woken_at_ns = 0;
         s->slots[i].sampled = false;
+        s->slots[i].wake_ns = 0;
         s->slots[i].flow = 0;
         weft__leave_init(&s->slots[i].leave);
     }
     /* JEC starts odd: no worker is sleepy yet. */
     atomic_init(&s->counters, ONE_JEC);
+    weft__in_flight_init(&s->in_flight);
     s->threads = threads;
     s->nslots = slots;
     s->wake_all = wake_all;
@@ -140,7 +143,7 @@ static void mark_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
     /* Release: pairs with the sleeper's acquire reload after its wait. */
     atomic_store_explicit(&slot->word, WEFT__SLOT_AWAKE, memory_order_release);
     weft__debug_yield();
-    if (i < s->threads)                   /* contexts are not counted (weft__sleep_owner_wait) */
+    if (i < s->threads)                   /* contexts are not counted (context.c) */
         uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
 }
 
@@ -169,6 +172,8 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     bool sampled = woke && slot->sampled;
     if (woke) {
         slot->woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
+        if (i < s->threads)                 /* before AWAKE (in_flight.h); contexts never search */
+            weft__in_flight_woken(&s->in_flight, slot->woken_at_ns, slot->wake_ns);
         /* Relaxed: a flag that turns tracing on and off (trace_buf.h). */
         if (WEFT__UNLIKELY(atomic_load_explicit(s->env->tracing, memory_order_relaxed)))
             slot->flow = s->env->trace_wake(s->env->ctx); /* an arrow to the sleeper */
@@ -216,6 +221,8 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
         want = idle == 0 || WEFT__SLEEP_RAYON_WAKE ? n : 0;
     else
         want = idle < n ? n - idle : 0;
+    if (want && !queue_was_empty && weft__in_flight_defer(&s->in_flight, want))
+        return; /* a worker on its way takes the job, and wakes for the rest */
     wake_any(s, want < sleepers ? want : sleepers);
 }
 
@@ -272,7 +279,8 @@ static unsigned searchers(weft__sleep *s) {
 static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch) {
     slot->flow = 0;
     slot->woken_at_ns = 0;
-    slot->sampled = idle->sampled; /* under the lock: its waker reads it */
+    slot->wake_ns = slot->leave.wake_ns; /* under the lock: its waker reads these */
+    slot->sampled = idle->sampled;
     /* Relaxed: under the lock; a waker reads it under the same lock. */
     atomic_store_explicit(&slot->word, WEFT__SLOT_ASLEEP, memory_order_relaxed);
     pthread_mutex_unlock(&slot->lock);
@@ -291,7 +299,10 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle, weft
     weft__trace(s->env->tracing, &idle->stats->trace, WEFT__TRACE_SEARCH, 0);
     weft__idle_debug_point(s->env, WEFT__DEBUG_WOKEN);
     weft__debug_yield();
-    count_searching(s);                  /* our waker took us out of inactive (invariant 2) */
+    count_searching(s); /* our waker took us out of inactive (invariant 2) */
+    unsigned owed = w.woken_ns ? weft__in_flight_arrive(&s->in_flight) : 0;
+    if (owed && weft__idle_left_behind(s->env, idle->index))
+        wake_any(s, owed);
     weft__idle_take_slot(s->env, latch); /* counted searching meanwhile */
     unsigned want = weft__leave_woke(&s->leave, &slot->leave, &w), searching = searchers(s);
     if (searching < want) /* a rally: the pool's work is due (leave.c) */
@@ -474,27 +485,4 @@ void weft__sleep_set_latch(weft__sleep *s, weft__latch *l) {
     weft__debug_yield();
     if (old == WEFT__LATCH_SLEEPING) /* a context sleeps on its slot under either protocol */
         wake_specific(s, owner, false);
-}
-
-/* A context thread with nothing of its own left to run waits for its latch
- * (context.c): the latch protocol alone (the sleep RFC, Appendix A). It takes
- * no new jobs, so it is not counted and only the latch's set wakes it. */
-void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) {
-    if (!weft__latch_get_sleepy(latch))
-        return;
-    weft__debug_yield();
-    weft__sleep_slot *slot = &s->slots[index];
-    pthread_mutex_lock(&slot->lock);
-    if (!weft__latch_fall_asleep(latch)) {
-        pthread_mutex_unlock(&slot->lock);
-        return;
-    }
-    /* Relaxed: under the lock; a setter that saw SLEEPING takes the lock. */
-    atomic_store_explicit(&slot->word, WEFT__SLOT_ASLEEP, memory_order_relaxed);
-    pthread_mutex_unlock(&slot->lock);
-    weft__debug_yield();
-    /* Acquire: pairs with the waker's release store of AWAKE. */
-    while (atomic_load_explicit(&slot->word, memory_order_acquire) == WEFT__SLOT_ASLEEP)
-        weft__os_wait(&slot->word, WEFT__SLOT_ASLEEP);
-    weft__latch_wake_up(latch);
 }

@@ -14,6 +14,7 @@
 
 #include "atomics.h"
 #include "idle.h"
+#include "in_flight.h"
 #include "latch.h"
 #include "leave.h"
 #include "wake_all.h"
@@ -27,6 +28,7 @@ typedef struct weft__sleep_slot {
     alignas(WEFT__CACHELINE) pthread_mutex_t lock;
     _Atomic uint32_t word; /* A: written under lock; futex word while ASLEEP */
     uint64_t woken_at_ns;  /* L: when a waker woke it; 0: not since it last ran */
+    uint64_t wake_ns;      /* L: its wake-ups' latency lately (its leave.wake_ns), for wakers */
     bool sampled;          /* L: this sleep's CPU is measured, and so is its wake call */
     uint32_t flow;         /* L: trace flow id of the wake-up (trace.c) */
     weft__leave leave;     /* O: the worker's history, for the leave policy */
@@ -41,8 +43,9 @@ typedef struct weft__sleep {
     unsigned nslots;                                  /* I: workers + contexts */
     bool wake_all;                                    /* I: WEFT_WAKE_ALL */
     const weft__idle_env *env;                        /* I: what the pool provides */
-    weft__leave_pool leave; /* the leave policy's pool-wide state (leave.c) */
-    weft__wake_all all;     /* the wake-all protocol's state (wake_all.c) */
+    weft__leave_pool leave;    /* the leave policy's pool-wide state (leave.c) */
+    weft__wake_all all;        /* the wake-all protocol's state (wake_all.c) */
+    weft__in_flight in_flight; /* wake-ups in flight, and those left to them (in_flight.h) */
 } weft__sleep;
 
 /* threads workers, slots sleepers in all (contexts too); cpus: the CPUs the
@@ -159,9 +162,6 @@ static inline void weft__sleep_call_end(weft__sleep *s) {
 
 /* n jobs were pushed into the injector (includes the PushFence). */
 WEFT__HIDDEN void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_empty);
-
-/* A context (slot index >= threads) sleeps until its latch is set. */
-WEFT__HIDDEN void weft__sleep_owner_wait(weft__sleep *s, unsigned index, weft__latch *latch);
 
 /* Wake every sleeping worker (a phase's warm-up). */
 WEFT__HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);

@@ -213,6 +213,64 @@ TEST(woken_but_not_running_is_not_idle) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
+/* Posts onto a non-empty queue while a wake-up in flight is not yet due
+ * leave their wake-ups to that worker (in_flight.h), which wakes for them
+ * when it arrives; posts behind an overdue wake-up (a worker that waits for
+ * a CPU) wake sleepers as before. The hook holds every woken worker before
+ * it counts itself searching, and the test sets when the wake-up is due: in
+ * an hour, or long ago. */
+static _Atomic int holding, held, held_released;
+
+static void hold_woken(void *arg, weft__debug_point p) {
+    (void)arg;
+    if (p != WEFT__DEBUG_WOKEN || !atomic_load(&holding))
+        return;
+    atomic_fetch_add(&held, 1);
+    wait_flag(&held_released);
+}
+
+static unsigned sleeping(weft_pool *pool) {
+    return weft__counters_sleeping(weft__sleep_debug_counters(&pool->sleep));
+}
+
+static void posts_behind_a_wake_up(bool not_due) {
+    weft_pool *pool = make_pool(3, WEFT_WAKE_TARGETED, WEFT_LEAVE_FAST);
+    for (int i = 0; i < 10; i++) {
+        wait_all_asleep(pool);
+        _Atomic int ran[3] = {0, 0, 0};
+        atomic_store(&held, 0);
+        atomic_store(&held_released, 0);
+        atomic_store(&holding, 1);
+        atomic_store(&weft__idle_debug_hook, hold_woken);
+        CHECK_EQ(weft_spawn(pool, set_flag, &ran[0]), 0); /* onto an empty queue: wakes one */
+        while (atomic_load(&held) == 0)
+            check_sleep_us(10);
+        uint64_t hour = (uint64_t)3600 * 1000 * 1000 * 1000;
+        atomic_store(&pool->sleep.in_flight.due_ns, not_due ? weft__now_ns() + hour : 0);
+        CHECK_EQ(weft_spawn(pool, set_flag, &ran[1]), 0); /* onto ran[0]'s job */
+        CHECK_EQ(sleeping(pool), not_due ? 2u : 1u);      /* left to the first, or woke */
+        /* Not yet due, the next is left to it too; overdue, the next may be
+         * left to the worker just woken, due soon: not checked. */
+        CHECK_EQ(weft_spawn(pool, set_flag, &ran[2]), 0);
+        if (not_due)
+            CHECK_EQ(sleeping(pool), 2u);
+        atomic_store(&holding, 0);
+        atomic_store(&held_released, 1);
+        for (int j = 0; j < 3; j++)
+            wait_flag(&ran[j]);
+        atomic_store(&weft__idle_debug_hook, NULL);
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+TEST(posts_behind_a_wake_up_not_yet_due_wake_nobody_more) {
+    posts_behind_a_wake_up(true);
+}
+
+TEST(posts_behind_an_overdue_wake_up_wake_sleepers) {
+    posts_behind_a_wake_up(false);
+}
+
 /* A searcher that stops searching while a job posted meanwhile saw it still
  * counted as idle, and so woke nobody (Go's wake rule): the hook posts that
  * job at debug point `at` of the next searcher to reach it. */

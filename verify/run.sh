@@ -52,6 +52,7 @@ CHECKS=(
 "owner-leaves|pass|no job waits for a latch owner that left the loop: the leave hand-over (C11, 2 workers, 2 jobs)|-DOWNER_LEAVES"
 "sleep-finder-stays|pass|no lost wake-up when a found job runs for ever: the found hand-over (C11, 2 workers, 2 jobs)|-DFINDER_MAY_STAY"
 "broken-no-found-handover|lost|the same without the found hand-over: a job posted while the finder still searched waits for it|-DFINDER_MAY_STAY -DNO_FOUND_HANDOVER"
+"broken-defer-unguarded|lost|a post onto a non-empty queue leaves its wake-up to a wake-up in flight when none is (in_flight.h)|-DDEFER_UNGUARDED"
 "sleep-timed|pass|no lost wake-up, invariants hold with timed self-wake-ups (leave.c's prediction; C11, 2 workers, 2 jobs)|-DTIMED"
 "broken-self-wake-no-lock|assert|a timed self-wake-up without the slot lock: it and a waker both uncount the sleeper|-DTIMED -DSELF_WAKE_NO_LOCK"
 "wake-all|pass|wake-all: no lost wake-up, latches tickle (C11, 2 workers, 2 jobs)||wake_all"

@@ -21,7 +21,7 @@
  *                   (weft__latch_set: swap SET, wake the owner if SLEEPING).
  *   Memory          drains the submitter's store buffer at any moment.
  *   Context         with CONTEXT: a context thread (context.c) waiting for
- *                   its latch LCTX through weft__sleep_owner_wait, the latch
+ *                   its latch LCTX through owner_wait (context.c), the latch
  *                   protocol alone, on slot W, uncounted.
  *
  * Property: every process runs to its end. A job left in the injector, or a
@@ -53,7 +53,7 @@
  *   DROWSY_AFTER_COUNT  the sleeper stores DROWSY after its counting CAS, so
  *                    a waker's counter read no longer publishes it
  *   LATCH_NO_CAS     the owner stores SLEEPING instead of CAS SLEEPY->SLEEPING
- *   CONTEXT_NO_CAS   the same in weft__sleep_owner_wait (needs CONTEXT)
+ *   CONTEXT_NO_CAS   the same in owner_wait (context.c) (needs CONTEXT)
  *   OLD_WAKE         weft before e0e49d2: the waker subtracts the sleeper
  *                    from `sleeping` only, and the woken worker stays
  *                    inactive (sleep.c's invariant 1 then fails)
@@ -70,6 +70,8 @@
  *                    a job hands over only for work its search saw (`more`),
  *                    not for a job posted while it still counted as a
  *                    searcher (README, "Findings", 4)
+ *   DEFER_UNGUARDED  a post onto a non-empty queue leaves its wake-up to a
+ *                    wake-up in flight even when none is (in_flight.h)
  */
 
 #ifndef JEC_MOD
@@ -95,6 +97,14 @@
 byte jec = 1;          /* starts odd: nobody sleepy */
 byte inactive = 0;
 byte sleeping = 0;
+
+/* weft__in_flight (in_flight.h): wake-ups in flight (woken by a waker, not
+ * yet arrived: counted back in `inactive`) and the wake-ups posters left to
+ * them; whether a wake-up is due is a nondeterministic choice of the
+ * poster's */
+byte inflight = 0;
+byte owed = 0;
+bit byother[W];        /* worker i's wake-up is in `inflight` */
 
 /* ghosts, for the invariants */
 bit counted[W];        /* worker i's +1 is in `sleeping` */
@@ -208,6 +218,7 @@ inline wake_specific(t, hinted) {
             if
             :: word[t] == ASLEEP ->
                 woke = 1;
+                if :: t < W -> inflight++; byother[t] = 1 :: else fi;   /* weft__in_flight_woken */
                 word[t] = AWAKE; G(if :: t < W -> wk[t] = kn :: else fi); waking[t] = 1; slotcheck(t)   /* release store */
             :: else -> woke = 0; UNLOCK(t)
             fi
@@ -220,7 +231,7 @@ inline wake_specific(t, hinted) {
         fi
 #else
         /* broken: no lock; at least the ASLEEP -> AWAKE step is a CAS */
-        atomic { if :: word[t] == ASLEEP -> word[t] = AWAKE; G(if :: t < W -> wk[t] = kn :: else fi); waking[t] = 1; woke = 1 :: else -> woke = 0 fi }
+        atomic { if :: word[t] == ASLEEP -> if :: t < W -> inflight++; byother[t] = 1 :: else fi; word[t] = AWAKE; G(if :: t < W -> wk[t] = kn :: else fi); waking[t] = 1; woke = 1 :: else -> woke = 0 fi }
         if
         :: woke ->
             atomic { uncount_woken(t) }
@@ -405,6 +416,32 @@ inline fall_asleep() {
                        };
                        break
                     od;
+                    /* weft__in_flight_arrive: a worker a waker woke, counted
+                     * searching again, ends its wake-up and takes what posters
+                     * left to it; if its fenced look sees work, it wakes that
+                     * many (weft__idle_left_behind). The look may see the
+                     * injector as it is, or empty: progress must not depend on
+                     * these wake-ups (in_flight.h), so the model lets them be
+                     * skipped whatever the injector holds */
+                    atomic {
+                        if
+                        :: byother[me] -> byother[me] = 0; inflight--; n = owed; owed = 0
+                        :: else
+                        fi
+                    }
+                    if
+                    :: n > 0 ->
+                        if
+                        :: nonempty = (length > 0)
+                        :: nonempty = 0
+                        fi;
+                        if
+                        :: nonempty -> wake_any()
+                        :: else
+                        fi;
+                        nonempty = 0; n = 0
+                    :: else
+                    fi;
                     latch_wake_up(cur)
                 fi
             :: else
@@ -575,8 +612,20 @@ active proctype Submitter() {
 #else
             ok = (c_sl > 0 && c_in >= c_sl && c_in - c_sl < 1);
 #endif
-            c_in = 0; c_sl = 0; was_empty = 0
+            c_in = 0; c_sl = 0
         }
+        /* weft__in_flight_defer: onto a non-empty queue, a wake-up in flight
+         * not yet due takes ours over; due or not is either (DEFER_UNGUARDED:
+         * defer with no wake-up in flight) */
+        if
+#ifndef DEFER_UNGUARDED
+        :: ok && !was_empty && inflight > 0 -> ok = 0; owed++   /* not yet due */
+#else
+        :: ok && !was_empty -> ok = 0; owed++
+#endif
+        :: true                                                   /* due */
+        fi;
+        was_empty = 0;
         if
         :: ok -> n = 1; wake_any()
         :: else
@@ -590,7 +639,7 @@ active proctype Submitter() {
 
 #ifdef CONTEXT
 /* weft__context_wait_until with no jobs of its own left: the loop around
- * weft__sleep_owner_wait (get_sleepy, lock, fall_asleep, ASLEEP, unlock,
+ * owner_wait in context.c (get_sleepy, lock, fall_asleep, ASLEEP, unlock,
  * wait while ASLEEP, wake_up) */
 proctype Context() {
     bit ok;
