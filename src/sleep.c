@@ -302,7 +302,7 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle, weft
     count_searching(s); /* our waker took us out of inactive (invariant 2) */
     unsigned owed = w.woken_ns ? weft__in_flight_arrive(&s->in_flight) : 0;
     if (owed && weft__idle_left_behind(s->env, idle->index))
-        wake_any(s, owed);
+        wake_any(s, owed); /* the wake-ups posters left to us (in_flight.h), if work waits */
     weft__idle_take_slot(s->env, latch); /* counted searching meanwhile */
     unsigned want = weft__leave_woke(&s->leave, &slot->leave, &w), searching = searchers(s);
     if (searching < want) /* a rally: the pool's work is due (leave.c) */

@@ -15,6 +15,11 @@
 #include "check.h"
 #include "pool.h"
 
+/* Workers counted asleep now (targeted protocol). */
+static inline unsigned sleeping(weft_pool *pool) {
+    return weft__counters_sleeping(weft__sleep_debug_counters(&pool->sleep));
+}
+
 /* Targeted protocol: has every worker passed its final check and blocked
  * (slot word ASLEEP, stored in block()), and do the counters say so too
  * (inactive == sleeping == threads)? A worker that was woken but has not run

@@ -11,13 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "asleep.h"
 #include "check.h"
 #include "pool.h"
 #include "weft.h"
-
-static unsigned sleeping(weft_pool *pool) {
-    return weft__counters_sleeping(weft__sleep_debug_counters(&pool->sleep));
-}
 
 static void wait_sleeping(weft_pool *pool, unsigned n) {
     double deadline = check_now() + 10;

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "asleep.h"
 #include "check.h"
 #include "os.h"
 #include "pool.h"
@@ -28,16 +29,6 @@ static weft_pool *make_pool(unsigned threads, weft_wake wake, weft_leave leave) 
     return pool;
 }
 
-/* Has every worker passed its final check and blocked (slot word ASLEEP,
- * stored in block())? Counted sleepers may still be before the final check,
- * where a job posted now is theirs to take. */
-static bool all_blocked(weft_pool *pool) {
-    for (unsigned i = 0; i < pool->threads; i++)
-        if (atomic_load(&pool->sleep.slots[i].word) != WEFT__SLOT_ASLEEP)
-            return false;
-    return true;
-}
-
 /* Wait until every worker sleeps. Targeted: the counters say so, they must
  * balance (inactive == sleeping == threads), and every worker has blocked.
  * Wake-all keeps no count: give it time to get there. */
@@ -46,16 +37,7 @@ static void wait_all_asleep(weft_pool *pool) {
         check_sleep_us(20000);
         return;
     }
-    double deadline = check_now() + 10;
-    for (;;) {
-        uint64_t c = weft__sleep_debug_counters(&pool->sleep);
-        if (weft__counters_sleeping(c) == pool->threads && all_blocked(pool)) {
-            CHECK_EQ(weft__counters_inactive(c), pool->threads);
-            return;
-        }
-        CHECK(check_now() < deadline);
-        check_sleep_us(200);
-    }
+    wait_all_blocked(pool);
 }
 
 static void set_flag(void *arg) {
@@ -227,10 +209,6 @@ static void hold_woken(void *arg, weft__debug_point p) {
         return;
     atomic_fetch_add(&held, 1);
     wait_flag(&held_released);
-}
-
-static unsigned sleeping(weft_pool *pool) {
-    return weft__counters_sleeping(weft__sleep_debug_counters(&pool->sleep));
 }
 
 static void posts_behind_a_wake_up(bool not_due) {
