@@ -176,7 +176,15 @@ typedef struct weft_config {
     /* Run first on each worker, once every worker thread exists; the pool
        may be used from it (weft_pool_create waits for every on_start). A
        pool with on_start and callers 0 has no caller slots: its jobs may
-       rely on what on_start set up on their thread (see callers). */
+       rely on what on_start set up on their thread (see callers).
+       Scheduling: on Linux a worker that inherits the default policy
+       (SCHED_OTHER) from the pool's creator switches to SCHED_BATCH before
+       on_start (not under WEFT_WAKE_ALL), with the same nice value: a worker
+       that wakes takes an idle CPU at once but does not preempt the thread
+       running on a busy one (it runs when that thread's time slice ends), so
+       handing work to a sleeper never interrupts the thread that posted it.
+       Threads and processes a job creates inherit the policy. Any other
+       inherited policy stays; on_start may set another (sched_setscheduler). */
     void (*on_start)(unsigned worker, void *user);
     /* Run last on each worker, while weft_pool_destroy stops it: the pool
        takes no new detached work then (weft_spawn, follow-ups and

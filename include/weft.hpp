@@ -469,6 +469,9 @@ class config {
         c_.callers_wait = wait;
         return *this;
     }
+    /* weft_config.on_start: runs first on each worker, after weft chose the
+     * worker's scheduling policy (SCHED_BATCH on Linux, see weft.h), so it
+     * may choose another. */
     config &on_start(std::function<void(unsigned worker)> hook) {
         on_start_ = std::move(hook);
         return *this;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Linux: futex wait/wake on a 32-bit word, sched_getaffinity, prctl names. */
+/* Linux: futex wait/wake on a 32-bit word, sched_getaffinity, prctl names,
+ * SCHED_BATCH workers. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -38,6 +39,18 @@ bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t dea
 
 void weft__os_precise_timers(void) {
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us; the default is 50 us */
+}
+
+void weft__os_batch_policy(void) {
+    /* Linux applies a policy to the calling thread alone. Lowering a thread
+     * to SCHED_BATCH needs no privilege; a refusal (a seccomp filter) leaves
+     * the default policy, which only costs switches. */
+    if (sched_getscheduler(0) == SCHED_OTHER)
+        sched_setscheduler(0, SCHED_BATCH, &(struct sched_param){.sched_priority = 0});
+}
+
+bool weft__os_has_batch_policy(void) {
+    return true;
 }
 
 void weft__os_wake_one(_Atomic uint32_t *word) {

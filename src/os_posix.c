@@ -126,6 +126,13 @@ bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t dea
 
 void weft__os_precise_timers(void) {}
 
+/* POSIX names no batch policy (SCHED_OTHER is all it promises). */
+void weft__os_batch_policy(void) {}
+
+bool weft__os_has_batch_policy(void) {
+    return false;
+}
+
 /* fork(): in the child, a bucket's lock may be held by a thread that did not
  * survive, and its condition variable may count such threads as waiters (a
  * broadcast could then wait for them to leave). Nothing else lives in a

@@ -3,6 +3,7 @@
  * of the public API, and creation under failing allocations. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -154,6 +155,70 @@ TEST(hooks_names_and_indices) {
     CHECK_EQ(names_seen, 100);
     CHECK_EQ(names_ok, weft__os_names_threads() ? 100 : 0); /* the POSIX seam names none */
 }
+
+/* ---- the workers' scheduling policy ------------------------------------- */
+
+#ifdef SCHED_BATCH
+#define POLICY_THREADS 3
+
+static void record_policy(unsigned index, void *arg) {
+    atomic_int *seen = arg;
+    atomic_store(&seen[index], sched_getscheduler(0));
+}
+
+static void choose_other(unsigned worker, void *user) {
+    (void)worker;
+    (void)user;
+    CHECK_EQ(sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){.sched_priority = 0}), 0);
+}
+
+/* How many of pool's workers run under policy. */
+static int workers_under(weft_pool *pool, int policy) {
+    atomic_int seen[POLICY_THREADS];
+    for (int i = 0; i < POLICY_THREADS; i++)
+        atomic_init(&seen[i], -1);
+    CHECK_EQ(weft_broadcast(pool, record_policy, seen), 0);
+    int n = 0;
+    for (int i = 0; i < POLICY_THREADS; i++)
+        n += atomic_load(&seen[i]) == policy;
+    return n;
+}
+
+/* A pool made by a thread that chose SCHED_IDLE for itself (its workers
+ * inherit the policy). */
+static void *create_idle_pool(void *arg) {
+    CHECK_EQ(sched_setscheduler(0, SCHED_IDLE, &(struct sched_param){.sched_priority = 0}), 0);
+    weft_config c = {.threads = POLICY_THREADS};
+    CHECK_EQ(weft_pool_create((weft_pool **)arg, &c), 0);
+    return NULL;
+}
+
+TEST(workers_run_as_batch_work_unless_the_program_chose_a_policy) {
+    int batch = weft__os_has_batch_policy() ? SCHED_BATCH : SCHED_OTHER; /* POSIX seam: none */
+    weft_config c = {.threads = POLICY_THREADS};
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &c), 0);
+    CHECK_EQ(workers_under(pool, batch), POLICY_THREADS);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    /* Wake-all pools keep the default (sleep.h says why). */
+    c.wake = WEFT_WAKE_ALL;
+    CHECK_EQ(weft_pool_create(&pool, &c), 0);
+    CHECK_EQ(workers_under(pool, SCHED_OTHER), POLICY_THREADS);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    c.wake = WEFT_WAKE_TARGETED;
+    /* on_start runs after weft's choice: the program's wins. */
+    c.on_start = choose_other;
+    CHECK_EQ(weft_pool_create(&pool, &c), 0);
+    CHECK_EQ(workers_under(pool, SCHED_OTHER), POLICY_THREADS);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    /* A policy other than the default, inherited from the creator, stays. */
+    pthread_t creator;
+    CHECK_EQ(pthread_create(&creator, NULL, create_idle_pool, &pool), 0);
+    CHECK_EQ(pthread_join(creator, NULL), 0);
+    CHECK_EQ(workers_under(pool, SCHED_IDLE), POLICY_THREADS);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+#endif
 
 static void destroy_self(void *arg) {
     CHECK_EQ(weft_pool_destroy((weft_pool *)arg), EDEADLK);
