@@ -176,15 +176,9 @@ typedef struct weft_config {
     /* Run first on each worker, once every worker thread exists; the pool
        may be used from it (weft_pool_create waits for every on_start). A
        pool with on_start and callers 0 has no caller slots: its jobs may
-       rely on what on_start set up on their thread (see callers).
-       Scheduling: on Linux a worker that inherits the default policy
-       (SCHED_OTHER) from the pool's creator switches to SCHED_BATCH before
-       on_start (not under WEFT_WAKE_ALL), with the same nice value: a worker
-       that wakes takes an idle CPU at once but does not preempt the thread
-       running on a busy one (it runs when that thread's time slice ends), so
-       handing work to a sleeper never interrupts the thread that posted it.
-       Threads and processes a job creates inherit the policy. Any other
-       inherited policy stays; on_start may set another (sched_setscheduler). */
+       rely on what on_start set up on their thread (see callers). It runs
+       after the worker's scheduling policy is chosen (weft_pool_create), so
+       it may set another (pthread_setschedparam). */
     void (*on_start)(unsigned worker, void *user);
     /* Run last on each worker, while weft_pool_destroy stops it: the pool
        takes no new detached work then (weft_spawn, follow-ups and
@@ -214,6 +208,15 @@ typedef struct weft_config {
 /* Create a pool and start its workers.
  * config may be NULL (all defaults); it is not referenced after the call
  * (name is copied).
+ * Workers' scheduling: each inherits the creating thread's policy, and on
+ * Linux a worker of a WEFT_WAKE_TARGETED pool that inherits the default one
+ * (SCHED_OTHER) switches to SCHED_BATCH, with the same nice value, before
+ * its on_start: a worker woken for work takes an idle CPU at once, but does
+ * not preempt the thread running on a busy one on waking (it runs when that
+ * thread's time slice ends), so posting work does not hand the poster's CPU
+ * to a sleeper. Every other inherited policy stays as it is, SCHED_BATCH
+ * from a creator that is itself a worker included. Threads and processes a
+ * job creates inherit the worker's policy.
  * Any thread. Blocks while threads are created and until every worker's
  * on_start has returned.
  * Returns 0 and sets *pool, or:

@@ -469,9 +469,9 @@ class config {
         c_.callers_wait = wait;
         return *this;
     }
-    /* weft_config.on_start: runs first on each worker, after weft chose the
-     * worker's scheduling policy (SCHED_BATCH on Linux, see weft.h), so it
-     * may choose another. */
+    /* weft_config.on_start: runs first on each worker, after the worker's
+     * scheduling policy is chosen (weft_pool_create in weft.h), so it may
+     * set another. */
     config &on_start(std::function<void(unsigned worker)> hook) {
         on_start_ = std::move(hook);
         return *this;

@@ -38,15 +38,12 @@ WEFT__HIDDEN void weft__os_precise_timers(void);
 
 /* Run the calling worker thread as batch work where the OS has a policy for
  * it (Linux: SCHED_BATCH), and only if it runs under the default policy (a
- * real-time, idle or batch policy inherited from the pool's creator is the
- * program's choice and stays). A batch thread that wakes does not preempt the
- * thread running on its CPU: it takes an idle CPU at once, a busy one when the
- * running thread's time slice ends. A worker's wake-up hands over work; it is
- * not an interactive event that should take the CPU from the thread that
- * posted the work (which goes on running jobs) or from another worker: in
- * oversubscribed pools such preemptions were more than half of their
- * involuntary switches (docs/performance.md). Its CPU share (nice) is
- * unchanged. Best effort; nothing where the OS has no such policy. */
+ * real-time, idle or batch policy inherited from the pool's creator stays).
+ * A batch thread that wakes does not preempt the thread running on its CPU:
+ * it takes an idle CPU at once, a busy one when the running thread's time
+ * slice ends (docs/sleep.md, "What a wake-up asks of the OS", says why).
+ * Its CPU share (nice) is unchanged. Best effort; nothing where the OS has
+ * no such policy. */
 WEFT__HIDDEN void weft__os_batch_policy(void);
 /* Whether weft__os_batch_policy changes anything here (for the tests). */
 WEFT__HIDDEN bool weft__os_has_batch_policy(void);

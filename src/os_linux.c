@@ -42,9 +42,8 @@ void weft__os_precise_timers(void) {
 }
 
 void weft__os_batch_policy(void) {
-    /* Linux applies a policy to the calling thread alone. Lowering a thread
-     * to SCHED_BATCH needs no privilege; a refusal (a seccomp filter) leaves
-     * the default policy, which only costs switches. */
+    /* Pid 0: the calling thread alone. Needs no privilege; a refusal (a
+     * seccomp filter) leaves the default policy, which only costs switches. */
     if (sched_getscheduler(0) == SCHED_OTHER)
         sched_setscheduler(0, SCHED_BATCH, &(struct sched_param){.sched_priority = 0});
 }

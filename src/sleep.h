@@ -161,13 +161,12 @@ static inline void weft__sleep_call_end(weft__sleep *s) {
         weft__rhythm_quiet(&s->leave.rhythm, weft__now_ns());
 }
 
-/* A worker thread starts: how it waits and wakes on the OS. Its timed waits
- * end close to their deadlines (the leave policy's), and in the targeted
- * protocol it runs as batch work (os.h: a woken worker does not preempt the
- * thread on a busy CPU). Not under wake-all: a tickle wakes every sleeper
- * and those that find nothing search on, so a woken worker that may not
- * preempt them waits out their slice (control on 8 workers: p50 latency
- * 1.25x, docs/performance.md). */
+/* A worker thread starts: how it waits and wakes on the OS. Its timers fire
+ * without slack (the leave policy's timed waits), and in the targeted
+ * protocol it runs as batch work (os.h). Not under wake-all, whose tickle
+ * wakes every sleeper and leaves those that find nothing searching: a woken
+ * worker that may not preempt them waits out their time slices
+ * (docs/sleep.md). */
 static inline void weft__sleep_thread_start(const weft__sleep *s) {
     weft__os_precise_timers();
     if (!s->wake_all)
