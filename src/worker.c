@@ -399,7 +399,7 @@ static void *worker_main(void *arg) {
     char name[32];
     snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
     weft__os_set_thread_name(name);
-    weft__sleep_thread_start(&pool->sleep); /* before on_start, which may change it */
+    weft__sleep_thread_start(&pool->sleep); /* OS policy first: on_start may choose another */
     if (pool->on_start)
         pool->on_start(w->index, pool->user);
     weft__count_latch_decrement(&pool->started);
