@@ -18,6 +18,9 @@
 #                    install the Debian packages those need (tools/deps.sh);
 #                    check, test and bench do it first
 #   make bench-smoke the same, tiny sizes (CI keeps the peers building)
+#   make bench-against REV=<commit> [TARGET=weft_bench] [ARGS="..."] [RUNS=10]
+#                    this tree's library against REV's, on REV's benchmark
+#                    program, built alike; interleaved (bench/against.sh)
 #   make format      clang-format every C file; make format-check verifies
 #   make install     build and install into $(PREFIX) (default /usr/local):
 #                    headers, libweft.so and libweft.a, weft.pc, CMake package;
@@ -32,7 +35,7 @@ YIELD_SEEDS ?= 1 2 3
 SOAK_SECONDS ?= 600
 SOAK_SEED ?= 1
 
-.PHONY: all test test-release test-asan test-tsan test-posix test-yield soak bench bench-policy bench-smoke format format-check clean \
+.PHONY: all test test-release test-asan test-tsan test-posix test-yield soak bench bench-policy bench-smoke bench-against format format-check clean \
 	install examples docs
 
 all:
@@ -130,6 +133,12 @@ bench-smoke: deps-bench
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh --smoke build/bench
+
+RUNS ?= 10
+TARGET ?= weft_bench
+bench-against: deps-bench
+	@test -n "$(REV)" || { echo "make bench-against: REV=<commit> is required" >&2; exit 2; }
+	bench/against.sh --runs $(RUNS) --target $(TARGET) $(REV) $(ARGS)
 
 # install builds in a directory of its own configured for $(PREFIX), so that
 # GNUInstallDirs picks the library directory the prefix calls for (Debian:
