@@ -306,10 +306,11 @@ WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
  * worker that has held its slot for 50 ms hands it, between two jobs, to a
  * waiting worker of another pool (or one that goes first) and waits for the
  * next behind the others, so a pool with a stream of jobs does not starve
- * the others. Threads outside the pools, including contexts and
- * callers that take part in their own call (weft_run), hold no slot: a
- * weft_run from outside does not count. Pools created with outside_budget
- * draw no slots.
+ * the others; not when the wait it ran those jobs in is over, since what
+ * it goes back to is its own job's continuation. Threads outside the pools,
+ * including contexts and callers that take part in their own call
+ * (weft_run), hold no slot: a weft_run from outside does not count. Pools
+ * created with outside_budget draw no slots.
  *
  * A job that blocks outside weft (reads a socket, takes a mutex, spins on a
  * flag another job sets) keeps its slot while it waits, and a job that runs

@@ -30,7 +30,8 @@
  * slots without waiting cannot overtake the queue, and only takes one while
  * nobody queues. A holder between two jobs that has kept its slot for a
  * slice while an URGENT waiter, or a waiter of another pool, queues hands
- * the slot to the first such waiter and queues at the end for the next: a
+ * the slot to the first such waiter (unless the wait it ran the job in is
+ * over: it holds a continuation then) and queues at the end for the next: a
  * pool with a stream of jobs shares the budget with the others, as the
  * kernel would share a CPU (weft__budget_between_jobs). So a NORMAL waiter
  * is passed over only by a hand-over from a holder of its own pool to
@@ -344,8 +345,14 @@ static void hand_over(waiter *to, waiter *prev, int kind) {
         dequeue(to, prev, kind, GRANTED); /* running stays: the slot is its */
 }
 
-void weft__budget_between_jobs(void) {
+void weft__budget_between_jobs(weft__latch *latch) {
     if (!weft__budget_wanted() || weft__now_ns() - me.since < SLICE_NS)
+        return;
+    /* The wait is over: the continuation is what a waiter queues URGENT for,
+     * first in line, so a hand-over would only make it wait, and since the
+     * holder queues NORMAL, behind every waiter. A latch set after this look
+     * is the case of any worker whose latch is set while it queues. */
+    if (weft__latch_probe(latch))
         return;
     pthread_mutex_lock(&budget.lock);
     if (weft__latch_probe(me.stop)) { /* stopping: it must not wait for others */

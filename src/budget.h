@@ -39,10 +39,12 @@ WEFT__HIDDEN void weft__budget_resume(void);
  * pool), which a job of the waiter's own could want. */
 WEFT__HIDDEN void weft__budget_block_on(weft__latch *l);
 
-/* A worker between two jobs: if it has held its slot for a slice while an
- * urgent waiter or one of another pool waits, it hands the slot over and
- * waits its turn. */
-WEFT__HIDDEN void weft__budget_between_jobs(void);
+/* A worker between two jobs of its wait for latch (at the top level, its
+ * terminate latch): if it has held its slot for a slice while an urgent
+ * waiter or one of another pool waits, it hands the slot over and waits its
+ * turn; not once latch is set, when what it goes back to is a continuation
+ * that no other thread can run. */
+WEFT__HIDDEN void weft__budget_between_jobs(weft__latch *latch);
 
 /* Does the calling thread hold a slot that a continuation, or a worker of
  * another pool, waits for? Then its search is worth less than the slot: it

@@ -179,7 +179,7 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
             weft__worker_call_at(w, prio, weft__job_call, job);
             weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
-            weft__budget_between_jobs(); /* counted searching, if it waits */
+            weft__budget_between_jobs(latch); /* counted searching, if it waits */
         } else {
             weft__sleep_no_work_found(s, &idle, latch);
         }

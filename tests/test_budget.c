@@ -409,6 +409,88 @@ TEST(a_pool_queued_behind_two_busy_pools_gets_the_slot) {
     CHECK(ran);
 }
 
+/* A worker whose join is done holds its continuation, which no other thread
+ * can run: between two jobs of the join's wait it keeps its slot, even
+ * after a slice, while another pool's worker queues. Two slots: W (pool
+ * `mine`) forks, W2 steals the second half and queues a long job, which W
+ * takes in its wait; x (pool B) and y (pool C) queue for a slot meanwhile.
+ * W2's slot goes to x once its half is done; y may start only after W's
+ * continuation, unless W handed its slot to y and queued behind it. */
+static _Atomic bool half_stolen, half_may_end, long_job_running, x_started, y_started, continued,
+    y_saw_continued;
+
+/* Runs on W in its join's wait: until x holds W2's slot (so W2's half, and
+ * with it the join, is done) and longer than the budget's slice. */
+static void long_job(void *arg) {
+    (void)arg;
+    double slice_over = check_now() + 0.06;
+    atomic_store(&long_job_running, true);
+    while (!atomic_load(&x_started) || check_now() < slice_over)
+        check_sleep_us(100);
+}
+
+static void stolen_half(void *arg) {
+    CHECK_EQ(weft_spawn(arg, long_job, NULL), 0); /* on W2's deque: W's wait takes it */
+    atomic_store(&half_stolen, true);
+    while (!atomic_load(&half_may_end))
+        check_sleep_us(100);
+}
+
+static void first_half(void *arg) {
+    (void)arg;
+    while (!atomic_load(&half_stolen))
+        check_sleep_us(100);
+}
+
+static void fork_and_continue(void *arg) {
+    weft_join(first_half, NULL, stolen_half, arg);
+    atomic_store(&continued, true);
+}
+
+/* Holds its slot until W chose between its continuation and y. */
+static void x_job(void *arg) {
+    (void)arg;
+    atomic_store(&x_started, true);
+    while (!atomic_load(&continued) && !atomic_load(&y_started))
+        check_sleep_us(100);
+}
+
+static void y_job(void *arg) {
+    (void)arg;
+    atomic_store(&y_saw_continued, atomic_load(&continued));
+    atomic_store(&y_started, true);
+}
+
+static void queued_for_a_slot(unsigned n) {
+    double deadline = check_now() + 20;
+    while (weft__budget_waiting(false) < n) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(100);
+    }
+}
+
+TEST(a_worker_whose_join_is_done_keeps_its_slot) {
+    CHECK_EQ(weft_set_concurrency(2), 0);
+    weft_pool *mine = make_pool(2), *b = make_pool(1), *c = make_pool(1);
+    CHECK_EQ(weft_spawn(mine, fork_and_continue, mine), 0);
+    while (!atomic_load(&long_job_running)) /* W and W2 hold both slots */
+        check_sleep_us(100);
+    CHECK_EQ(weft_spawn(b, x_job, NULL), 0);
+    queued_for_a_slot(1);
+    CHECK_EQ(weft_spawn(c, y_job, NULL), 0);
+    queued_for_a_slot(2);
+    atomic_store(&half_may_end, true);
+    double deadline = check_now() + 20;
+    while (!atomic_load(&y_started) || !atomic_load(&continued)) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(100);
+    }
+    CHECK(atomic_load(&y_saw_continued));
+    CHECK_EQ(weft_pool_destroy(mine), 0);
+    CHECK_EQ(weft_pool_destroy(b), 0);
+    CHECK_EQ(weft_pool_destroy(c), 0);
+}
+
 /* A budget lowered under pools whose workers never run out of work binds
  * all the same: none of them sleeps, so only a holder over the cap that
  * gives its slot back to the count, instead of handing it on between jobs
