@@ -140,11 +140,14 @@ static uint32_t cap_or(uint32_t n) {
 
 /* The slots there are for now: the cap where it binds (a chosen one always;
  * the default one while two pools or more draw from it), else no limit.
- * Relaxed: whoever changes either grants under the lock what it frees. */
+ * Relaxed: whoever changes either grants under the lock what it frees. The
+ * cap a worker reads is never the unset 0: its own pool set it (pool_add)
+ * before opening the start gate the worker passed, and weft_set_concurrency
+ * writes it under the lock, which a queued worker's grant takes. */
 static uint32_t limit(void) {
     if (atomic_load_explicit(&budget.chosen, memory_order_relaxed) ||
         atomic_load_explicit(&budget.pools, memory_order_relaxed) > 1)
-        return atomic_load_explicit(&budget.cap, memory_order_relaxed); /* set: pool_add */
+        return atomic_load_explicit(&budget.cap, memory_order_relaxed);
     return UINT32_MAX;
 }
 
