@@ -88,7 +88,7 @@ CHECKS=(
 # to the memory limit given last).
 EXTRA=(
 "owner-leaves-3|pass|the same with 3 workers, 1 job (C11)|-DW=3 -DNJOBS=1 -DOWNER_LEAVES"
-"sleep-timed-3|pass|the same with 3 workers, 1 job (C11)|-DTIMED -DW=3 -DNJOBS=1"
+"sleep-timed-3|pass|the same with 3 workers, 1 job (C11)|-DTIMED -DW=3 -DNJOBS=1|sleep|8000"
 "sleep-context-1|pass|no lost wake-up, invariants hold (C11, 2 workers, 1 job, a context owner)|-DCONTEXT -DNJOBS=1"
 "wake-all-3|pass|wake-all: no lost wake-up (C11, 3 workers, 1 job)|-DW=3 -DNJOBS=1|wake_all"
 "deque-3|pass|the deque with 3 jobs: every job taken once, no sleeper beside a stranded job (x86-TSO)|-DNJOBS=3|deque|16000"

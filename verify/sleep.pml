@@ -587,8 +587,14 @@ active proctype Submitter() {
     do
     :: pushes < NJOBS ->
         /* weft__pool_inject: was_empty, a relaxed load (our own buffered
-         * store forwards to it) */
-        was_empty = (length + sb == 0);
+         * store forwards to it). It may be stale: a drained queue read as
+         * non-empty (a pop not yet visible, or in C another poster's push
+         * since taken), which lets the post defer to a wake-up in flight
+         * onto a queue that holds only its own job. */
+        if
+        :: was_empty = (length + sb == 0)
+        :: was_empty = 0
+        fi;
         injector_push();                   /* push, PushFence */
         /* new_jobs(s, 1, was_empty): jec_increment_if(s, true) (its CAS,
          * taken only when the JEC is even, is a locked RMW that drains the
