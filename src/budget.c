@@ -79,14 +79,6 @@
 enum { NORMAL, URGENT };
 enum { WAITING, GRANTED, CANCELLED }; /* a waiter's word */
 
-/* How long a holder keeps its slot from waiters of other pools while it has
- * jobs to run: a bound on starvation, not a time slice. A hand-over
- * interrupts fork-join work (the holder's private jobs wait until it runs
- * again), so it must be rare against the work it interrupts: slices of the
- * kernel's order (3 ms) cost four busy pools 16-21% of their time, 50 ms
- * nothing measurable (docs/performance.md). */
-#define SLICE_NS ((uint64_t)50000000)
-
 typedef struct waiter {
     _Atomic uint32_t word;          /* A: futex word, WAITING until granted or cancelled */
     struct waiter *next;            /* L */
@@ -349,7 +341,7 @@ static void hand_over(waiter *to, waiter *prev, int kind) {
 }
 
 void weft__budget_between_jobs(weft__latch *latch) {
-    if (!weft__budget_wanted() || weft__now_ns() - me.since < SLICE_NS)
+    if (!weft__budget_wanted() || weft__now_ns() - me.since < WEFT__BUDGET_SLICE_NS)
         return;
     /* The wait is over: the continuation is what a waiter queues URGENT for,
      * first in line, so a hand-over would only make it wait, and since the

@@ -39,6 +39,14 @@ WEFT__HIDDEN void weft__budget_resume(void);
  * pool), which a job of the waiter's own could want. */
 WEFT__HIDDEN void weft__budget_block_on(weft__latch *l);
 
+/* How long a holder keeps its slot from waiters of other pools while it has
+ * jobs to run: a bound on starvation, not a time slice. A hand-over
+ * interrupts fork-join work (the holder's private jobs wait until it runs
+ * again), so it must be rare against the work it interrupts: slices of the
+ * kernel's order cost busy pools a share of their time that this one does
+ * not (docs/performance.md measures both). Tests read it too. */
+#define WEFT__BUDGET_SLICE_NS ((uint64_t)50000000)
+
 /* A worker between two jobs of its wait for latch (at the top level, its
  * terminate latch): if it has held its slot for a slice while an urgent
  * waiter or one of another pool waits, it hands the slot over and waits its

@@ -423,7 +423,7 @@ static _Atomic bool half_stolen, half_may_end, long_job_running, x_started, y_st
  * with it the join, is done) and longer than the budget's slice. */
 static void long_job(void *arg) {
     (void)arg;
-    double slice_over = check_now() + 0.06;
+    double slice_over = check_now() + 1.2e-9 * (double)WEFT__BUDGET_SLICE_NS;
     atomic_store(&long_job_running, true);
     while (!atomic_load(&x_started) || check_now() < slice_over)
         check_sleep_us(100);
@@ -472,6 +472,10 @@ static void queued_for_a_slot(unsigned n) {
 TEST(a_worker_whose_join_is_done_keeps_its_slot) {
     CHECK_EQ(weft_set_concurrency(2), 0);
     weft_pool *mine = make_pool(2), *b = make_pool(1), *c = make_pool(1);
+    /* Every slot given back: no worker still starting may queue ahead of x. */
+    wait_all_in_a_sleep(mine);
+    wait_all_in_a_sleep(b);
+    wait_all_in_a_sleep(c);
     CHECK_EQ(weft_spawn(mine, fork_and_continue, mine), 0);
     while (!atomic_load(&long_job_running)) /* W and W2 hold both slots */
         check_sleep_us(100);
