@@ -18,7 +18,7 @@
 #                    install the Debian packages those need (tools/deps.sh);
 #                    check, test and bench do it first
 #   make bench-smoke the same, tiny sizes (CI keeps the peers building)
-#   make bench-against REV=<commit> [TARGET=weft_bench] [ARGS="..."] [RUNS=10]
+#   make bench-against REV=<commit> [PROGRAM=weft_bench] [ARGS="..."] [RUNS=10]
 #                    this tree's library against REV's, on REV's benchmark
 #                    program, built alike; interleaved (bench/against.sh)
 #   make format      clang-format every C file; make format-check verifies
@@ -134,11 +134,13 @@ bench-smoke: deps-bench
 	$(CMAKE) --build build/bench -j$(JOBS)
 	bench/run.sh --smoke build/bench
 
+# PROGRAM, not TARGET: an environment's TARGET (a cross-compilation triple)
+# would otherwise pick the program.
 RUNS ?= 10
-TARGET ?= weft_bench
+PROGRAM ?= weft_bench
 bench-against: deps-bench
 	@test -n "$(REV)" || { echo "make bench-against: REV=<commit> is required" >&2; exit 2; }
-	bench/against.sh --runs $(RUNS) --target $(TARGET) $(REV) $(ARGS)
+	bench/against.sh --runs $(RUNS) --target $(PROGRAM) $(REV) $(ARGS)
 
 # install builds in a directory of its own configured for $(PREFIX), so that
 # GNUInstallDirs picks the library directory the prefix calls for (Debian:

@@ -52,7 +52,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/before" "$work/after"
 git -C "$repo" archive "$rev" | tar -x -C "$work/before"
-(cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf -) | tar -x -C "$work/after"
+(cd "$repo" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) | tar -x -C "$work/after"
 rm -rf "$work/after/bench"
 cp -r "$work/before/bench" "$work/after/bench"
 for side in before after; do
@@ -65,15 +65,12 @@ out=$here/results/against.jsonl
 mkdir -p "$here/results"
 : >"$out"
 sides=(before after)
+run_flag=() # weft_bench takes the run's index as --run K, the others bare
+[ "$target" = weft_bench ] && run_flag=(--run)
 for ((r = 0; r < runs; r++)); do
     for k in 0 1; do
         side=${sides[$(((k + r) % 2))]} # the order alternates from run to run
-        if [ "$target" = weft_bench ]; then
-            run_arg=(--run "$r")
-        else
-            run_arg=("$r")
-        fi
-        timeout 300 "$work/$side/build/bench/$target" "$@" "${run_arg[@]}" |
+        timeout 300 "$work/$side/build/bench/$target" "$@" "${run_flag[@]}" "$r" |
             sed "s/^{/{\"variant\":\"$side\",/" >>"$out"
     done
 done
