@@ -33,7 +33,7 @@
  * they are about work that needs every worker at once: between parallel
  * loops the whole pool goes quiet for about the same time, and a worker
  * found searching saves a wake-up on the loop's critical path; where busy
- * periods engage more workers than the machine has CPUs, a sleep saves no
+ * periods engage more threads than the machine has CPUs, a sleep saves no
  * CPU at all (each job wakes a sleeper that mostly finds it taken), so the
  * pool behaves as inside a phase (5).
  * docs/sleep.md describes the rules; docs/performance.md has the ablation
@@ -128,11 +128,17 @@ void weft__leave_wake_call(weft__leave_pool *lp, uint64_t ns) {
     atomic_store_explicit(&lp->wake_call_ns, est, memory_order_relaxed);
 }
 
-/* Do the pool's busy periods engage more workers than it has CPUs? Then a
- * sleep saves nothing (rule 5), and a deviation within one wake-up counts
- * as regular (rhythm.h). */
+/* Do the pool's busy periods engage more threads, workers and callers, than
+ * it has CPUs? Then a sleep saves nothing (rule 5), and a deviation within
+ * one wake-up counts as regular (rhythm.h). The average counts to the
+ * nearest thread: one within half a thread of the CPUs is busy periods that
+ * engage as many threads as there are CPUs and now and then one more (a
+ * worker woken for the last pieces of a caller's loop), which a sleep does
+ * save CPU on; compared strictly, a caller and one worker on two CPUs would
+ * be in the implicit phase or out of it on noise. */
 static bool oversubscribed(const weft__leave_pool *lp) {
-    return weft__rhythm_wider_than(&lp->rhythm, (uint64_t)lp->cpus * WEFT__RHYTHM_ONE);
+    return weft__rhythm_wider_than(&lp->rhythm,
+                                   (uint64_t)lp->cpus * WEFT__RHYTHM_ONE + WEFT__RHYTHM_ONE / 2);
 }
 
 /* Rule 4: the busy periods engage more than one worker, and the pool's work

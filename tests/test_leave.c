@@ -225,6 +225,20 @@ TEST(oversubscribed_rhythm_is_an_implicit_phase) {
     CHECK(!searches(&p, 10));
 }
 
+/* Row 5 counts the threads a busy period engages to the nearest one: a
+ * caller and one worker on two CPUs, now and then helped by a second worker
+ * (2.1 threads on average), are as wide as the CPUs; 2.6 threads are wider. */
+TEST(a_stray_thread_does_not_make_an_implicit_phase) {
+    policy p;
+    make(&p, 8, 2, false);
+    p.lv.gain_ns = -1;
+    rhythm(&p, 200 * US, 5 * US, 1);
+    atomic_store(&p.lp.rhythm.callers, WEFT__RHYTHM_ONE * 11 / 10);
+    CHECK(!searches(&p, 50)); /* the quiet period, before the window: sleep */
+    atomic_store(&p.lp.rhythm.callers, WEFT__RHYTHM_ONE * 16 / 10);
+    CHECK(searches(&p, 50));
+}
+
 /* The pool learns the width of its busy periods (each worker that finds work
  * counts once, saturating at the worker count, averaged as it goes quiet)
  * and the time from going quiet to the next waited-for arrival; an arrival
