@@ -145,6 +145,22 @@ static inline void bench_loop_kernel(int *a, size_t begin, size_t end) {
         a[i] += 1;
 }
 
+/* The uneven workload's body: index i of [0, n) runs a chain of 40 LCG
+ * steps, sixteen times as many in the first eighth of the range, so that an
+ * eighth of the indices holds 70% of the work (a culling pass whose near
+ * objects cost most), and stores the chain's end where the compiler must
+ * keep it. a[i] counts the visits. */
+static inline void bench_uneven_kernel(uint32_t *x, int *a, size_t n, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; i++) {
+        unsigned steps = i < n / 8 ? 16 * 40 : 40;
+        uint32_t v = (uint32_t)i;
+        for (unsigned k = 0; k < steps; k++)
+            v = v * 1103515245u + 12345u;
+        x[i] = v;
+        a[i] += 1;
+    }
+}
+
 /* N-queens as a search tree: a node is a board with `row` queens placed and
  * the list of columns where the next queen fits. Every system walks it the
  * same way: split the candidate list in halves (a fork) until one candidate
@@ -209,6 +225,7 @@ void bench_merge(int *a, size_t mid, size_t n, int *tmp);
 typedef struct bench_pool bench_pool; /* whatever the system's pool is */
 typedef void bench_job_fn(void *arg);
 typedef void bench_piece_fn(size_t i, void *arg);
+typedef void bench_range_fn(size_t begin, size_t end, void *arg);
 
 /* create() flag: the pool will get detached jobs from an outside thread that
  * does not take part in the work (sporadic), so every one of the `threads`
@@ -250,6 +267,9 @@ typedef struct bench_system {
      * 1..n-2, all before node n-1; BENCH_GRAPH_DEEP: a chain 0 -> 1 -> ... */
     void (*graph)(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, void *arg,
                   unsigned runs);
+    /* A parallel loop over [0, n) with the default partitioner, as loop,
+     * calling fn on the subranges it makes; waits for all. */
+    void (*range)(bench_pool *pool, size_t n, bench_range_fn *fn, void *arg);
 } bench_system;
 
 enum { BENCH_GRAPH_WIDE, BENCH_GRAPH_DEEP };

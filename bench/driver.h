@@ -29,6 +29,8 @@ typedef struct sizes {
     unsigned control_iters;   /* control ticks per run */
     double idle_s;            /* idle time measured */
     int pools_rounds;         /* rounds per driver of the pools workload */
+    size_t uneven_n;          /* indices of the uneven loop */
+    int uneven_reps;          /* timed calls per run */
 } sizes;
 
 #define US 1000u
@@ -68,6 +70,7 @@ void wl_fib35(const run_ctx *c);     /* wl_fork.c */
 void wl_nqueens(const run_ctx *c);   /* wl_fork.c */
 void wl_msort(const run_ctx *c);     /* wl_fork.c */
 void wl_loop(const run_ctx *c);      /* wl_loop.c */
+void wl_uneven(const run_ctx *c);    /* wl_loop.c */
 void wl_sporadic(const run_ctx *c);  /* wl_sporadic.c */
 void wl_sweep(const run_ctx *c);     /* wl_sporadic.c */
 void wl_priority(const run_ctx *c);  /* wl_priority.c */

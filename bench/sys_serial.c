@@ -33,6 +33,11 @@ static void loop(bench_pool *pool, int *a, size_t n) {
     bench_loop_kernel(a, 0, n);
 }
 
+static void range(bench_pool *pool, size_t n, bench_range_fn *fn, void *arg) {
+    (void)pool;
+    fn(0, n, arg);
+}
+
 static long nq_search(const bench_nq *s) {
     long total = 0;
     for (int i = 0; i < s->ncand; i++)
@@ -80,7 +85,7 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
 }
 
 static const bench_system serial = {
-    .name = "serial", BENCH_SYSTEM_COMMON, .jobs = pieces, .graph = graph};
+    .name = "serial", BENCH_SYSTEM_COMMON, .jobs = pieces, .graph = graph, .range = range};
 
 /* serial-noinline: fib's second reference, of the parallel programs' shape:
  * one call per node, each node calling itself twice. fib_rec above is the

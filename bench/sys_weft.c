@@ -76,6 +76,10 @@ static void loop(bench_pool *pool, int *a, size_t n) {
     weft_for((weft_pool *)pool, 0, n, 0, loop_body, a);
 }
 
+static void range(bench_pool *pool, size_t n, bench_range_fn *fn, void *arg) {
+    weft_for((weft_pool *)pool, 0, n, 0, fn, arg);
+}
+
 typedef struct nq_frame {
     const bench_nq *s;
     int lo, hi;
@@ -252,6 +256,7 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
     {                                                                                              \
         .name = NAME, .variant = VARIANT, .hidden = HIDDEN, BENCH_SYSTEM_COMMON, .jobs = jobs,     \
         .submit = submit, .roundtrip = roundtrip, .submit_high = submit_high, .graph = graph,      \
+        .range = range,                                                                            \
     }
 
 /* The library's benchmark builds (bench/CMakeLists.txt, src/leave.h) are

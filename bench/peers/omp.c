@@ -84,6 +84,13 @@ static void loop(bench_pool *pool, int *a, size_t n) {
         a[i] += 1;
 }
 
+/* The loop workload's static schedule, one index per call of fn. */
+static void range(bench_pool *pool, size_t n, bench_range_fn *fn, void *arg) {
+#pragma omp parallel for num_threads(pool->threads) schedule(static)
+    for (size_t i = 0; i < n; i++)
+        fn(i, i + 1, arg);
+}
+
 static long nq_range(const bench_nq *s, int lo, int hi);
 
 static long nq_board(const bench_nq *s) {
@@ -208,7 +215,8 @@ static const bench_system omp_system = {.name = BENCH_OMP_NAME,
                                         .outside = outside,
                                         .submit = submit,
                                         .roundtrip = roundtrip,
-                                        .graph = graph};
+                                        .graph = graph,
+                                        .range = range};
 
 const bench_system *bench_system_get(unsigned i) {
     return i == 0 ? &omp_system : NULL;

@@ -34,7 +34,7 @@
 
 namespace {
 
-using range = tbb::blocked_range<size_t>;
+using indices = tbb::blocked_range<size_t>;
 
 } // namespace
 
@@ -86,7 +86,15 @@ long fib(bench_pool *pool, int n) {
 void loop(bench_pool *pool, int *a, size_t n) {
     pool->arena.execute([a, n] {
         tbb::parallel_for(
-            range(0, n), [a](const range &r) { bench_loop_kernel(a, r.begin(), r.end()); },
+            indices(0, n), [a](const indices &r) { bench_loop_kernel(a, r.begin(), r.end()); },
+            tbb::auto_partitioner());
+    });
+}
+
+void range(bench_pool *pool, size_t n, bench_range_fn *fn, void *arg) {
+    pool->arena.execute([=] {
+        tbb::parallel_for(
+            indices(0, n), [=](const indices &r) { fn(r.begin(), r.end(), arg); },
             tbb::auto_partitioner());
     });
 }
@@ -132,8 +140,8 @@ void msort(bench_pool *pool, int *a, int *tmp, size_t n, size_t cutoff) {
 void pieces(bench_pool *pool, size_t n, bench_piece_fn *fn, void *arg) {
     pool->arena.execute([=] {
         tbb::parallel_for(
-            range(0, n, 1),
-            [=](const range &r) {
+            indices(0, n, 1),
+            [=](const indices &r) {
                 for (size_t i = r.begin(); i < r.end(); i++)
                     fn(i, arg);
             },
@@ -196,7 +204,8 @@ const bench_system tbb_system = {.name = "tbb",
                                  .submit = submit,
                                  .roundtrip = roundtrip,
                                  .submit_high = submit_high,
-                                 .graph = graph};
+                                 .graph = graph,
+                                 .range = range};
 
 } // namespace
 

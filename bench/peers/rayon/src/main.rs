@@ -25,6 +25,7 @@ use rayon::{ThreadPool, ThreadPoolBuilder};
 
 type JobFn = unsafe extern "C" fn(arg: *mut c_void);
 type PieceFn = unsafe extern "C" fn(i: usize, arg: *mut c_void);
+type RangeFn = unsafe extern "C" fn(begin: usize, end: usize, arg: *mut c_void);
 type Pool = c_void; // a ThreadPool behind the C driver's opaque bench_pool
 
 /// Mirror of `struct bench_system` in bench.h (same order, same types).
@@ -47,6 +48,7 @@ pub struct BenchSystem {
     roundtrip: Option<unsafe extern "C" fn(*mut Pool)>,
     submit_high: Option<unsafe extern "C" fn(*mut Pool, JobFn, *mut c_void)>,
     graph: Option<unsafe extern "C" fn(*mut Pool, c_int, usize, PieceFn, *mut c_void, u32)>,
+    range: Option<unsafe extern "C" fn(*mut Pool, usize, RangeFn, *mut c_void)>,
 }
 
 // The table is immutable and its name points to a static string.
@@ -252,6 +254,16 @@ unsafe extern "C" fn pieces(p: *mut Pool, n: usize, f: PieceFn, arg: *mut c_void
     });
 }
 
+/// The uneven workload: Rayon's default splitting over the indices.
+unsafe extern "C" fn range(p: *mut Pool, n: usize, f: RangeFn, arg: *mut c_void) {
+    let arg = Arg(arg);
+    pool(p).install(|| {
+        (0..n)
+            .into_par_iter()
+            .for_each(|i| unsafe { f(i, i + 1, arg.get()) })
+    });
+}
+
 unsafe extern "C" fn jobs(p: *mut Pool, n: usize, f: PieceFn, arg: *mut c_void) {
     let arg = Arg(arg);
     pool(p).install(|| {
@@ -299,6 +311,7 @@ static RAYON: BenchSystem = BenchSystem {
     roundtrip: Some(roundtrip),
     submit_high: Some(submit_high),
     graph: None, /* Rayon has no task graph */
+    range: Some(range),
 };
 
 /// Called by the C driver: the i-th system of this program.
