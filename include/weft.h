@@ -613,8 +613,13 @@ typedef void weft_range_fn(size_t begin, size_t end, void *arg);
 /* Call body on disjoint pieces covering [begin, end) exactly once, in
  * parallel, and return when all have finished (nothing is called if
  * begin >= end).
- *  grain 0: adaptive: a few pieces per worker, split further only where a
- *    piece was stolen (load balancing without per-index overhead);
+ *  grain 0: adaptive: a few pieces per thread that takes part (the
+ *    workers, and the caller when it takes part), split further where a
+ *    piece was stolen; a piece runs in steps of an eighth (body is called
+ *    once a step), and when a thread out of work asks its thread for more,
+ *    the piece's rest splits and that thread takes part of it, so uneven
+ *    indices and a thread that falls behind balance out (load balancing
+ *    without per-index overhead);
  *  grain g > 0: halves are split until a piece is shorter than 2*g, so no
  *    piece is shorter than g (unless the whole range is) and the pieces are
  *    the same on every run.
@@ -627,7 +632,8 @@ WEFT_API void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, 
 
 /* A parallel reduction over [begin, end): each leaf piece gets an
  * accumulator set to the identity by init and folds its indices into it with
- * fold; pieces are then combined with combine(acc, rhs), acc holding the
+ * fold, in one call or (grain 0) several, for consecutive ranges in index
+ * order; pieces are then combined with combine(acc, rhs), acc holding the
  * lower indices, so combine must be associative but need not be commutative.
  * size is the accumulator's size in bytes (accumulators up to 256 bytes live
  * on the stack; larger ones are allocated). arg is passed to every callback.

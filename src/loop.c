@@ -2,13 +2,29 @@
 /* weft_for and weft_reduce: parallel loops as trees of weft_join calls.
  *
  * Both split a range the same way. grain 0 is Rayon's adaptive splitter: a
- * piece may split `splits` more times (initially the pool's thread count,
- * halved at each split), and a piece that was stolen (it runs on another
- * thread than the one that split it) gets its budget reset to the thread
- * count, because a steal means some thread ran out of work. Few pieces where
+ * piece may split `splits` more times (initially the thread count, halved
+ * at each split), and a piece that was stolen (it runs on another thread
+ * than the one that split it) gets its budget reset to the thread count,
+ * because a steal means some thread ran out of work. The thread count is
+ * the pool's workers, and the caller or context that runs the root when it
+ * takes part: it works on the loop beside the workers, and a pool sized for
+ * it has one worker fewer. Few pieces where
  * nobody steals, more where load is uneven. grain g > 0 is deterministic: a
  * piece splits in halves while it has at least 2g indices, whoever runs it,
  * so the tree depends only on the range and the grain.
+ *
+ * A leaf (grain 0) runs its range in LEAF_STEPS steps, and before each step
+ * after the first it looks whether a thief asked this thread for work: a
+ * search that found nothing public raises the request bit of every thread it
+ * swept (frame.c). If one did, the rest of the leaf becomes a piece with a
+ * stolen piece's budget, whose first fork answers the request by publishing
+ * its right half (frame.c's cold fork). So a leaf is not the unit of
+ * balance: a thread that falls behind, because its indices cost more, or
+ * another process shares its CPU, or it is a caller that never steals, hands
+ * on what it has not begun. The splitter decides how far to split before
+ * anyone asks; the steps answer when somebody does (oneTBB's partitioner
+ * splits on demand as well). grain g > 0 keeps its fixed pieces, each run in
+ * one call.
  *
  * weft_reduce folds each leaf into an accumulator and combines siblings left
  * into right, in index order, so an associative combine need not commute,
@@ -38,7 +54,9 @@ typedef struct piece piece;
 typedef struct loop {
     size_t grain;
     unsigned threads;
-    void (*leaf)(piece *p);                      /* what a piece that stops splitting does */
+    void (*leaf)(piece *p);                      /* a leaf's first step (weft_reduce: init too) */
+    void (*step)(piece *p);                      /* a leaf's later step */
+    void (*rest)(piece *p, piece *rest);         /* run what a leaf hands on, after p's steps */
     void (*split)(piece *p, piece *l, piece *r); /* run two halves in parallel */
     weft_range_fn *body;                         /* weft_for */
     void *arg;                                   /* weft_for */
@@ -72,6 +90,44 @@ static bool should_split(piece *p) {
     return true;
 }
 
+/* Steps a leaf runs in: a thief's request waits at most an eighth of a leaf
+ * for an answer, and the body's fixed cost (a call and its own set-up) is
+ * paid eight times a leaf, which the splitter makes a share of the range
+ * several times the body's cost unless the range is a few indices per
+ * thread, where a step is an index. */
+#define LEAF_STEPS 8
+
+/* Has a thief asked w for work since w last answered? Relaxed: a hint,
+ * which a thief raises without ordering anything; a stale request costs a
+ * split, a missed one a step's delay. */
+static bool work_asked_of(weft__worker *w) {
+    return atomic_load_explicit(&w->h.claim, memory_order_relaxed) & WEFT__CLAIM_REQUEST;
+}
+
+static void piece_run(void *arg);
+
+static void leaf_run(piece *p) {
+    loop *l = p->loop;
+    weft__worker *w = weft__current_worker(); /* NULL: weft_reduce without a pool */
+    size_t end = p->end, step = (end - p->begin + LEAF_STEPS - 1) / LEAF_STEPS;
+    if (l->grain || !w) {
+        l->leaf(p);
+        return;
+    }
+    p->end = p->begin + step;
+    l->leaf(p);
+    while (p->end < end) {
+        if (work_asked_of(w)) {
+            piece rest = {l, p->end, end, l->threads, weft_thread_index(), NULL, 0};
+            l->rest(p, &rest);
+            return;
+        }
+        p->begin = p->end;
+        p->end = end - p->begin > step ? p->begin + step : end;
+        l->step(p);
+    }
+}
+
 static void piece_run(void *arg) {
     piece *p = arg;
     if (WEFT__UNLIKELY(weft__group_cancelled(&p->loop->group))) {
@@ -79,7 +135,7 @@ static void piece_run(void *arg) {
         return;
     }
     if (!should_split(p)) {
-        p->loop->leaf(p);
+        leaf_run(p);
         return;
     }
     int me = weft_thread_index();
@@ -96,6 +152,8 @@ static void root_run(void *arg) {
     weft__worker *w = weft__current_worker();
     weft__group *outer = weft__worker_enter_new(w, &root->loop->group);
     root->creator = weft_thread_index();
+    if (w && w->is_context) /* a caller slot or a context: one thread more */
+        root->splits = ++root->loop->threads;
     piece_run(root);
     weft__worker_leave(w, outer);
 }
@@ -109,6 +167,11 @@ static void for_leaf(piece *p) {
 static void for_split(piece *p, piece *l, piece *r) {
     (void)p;
     weft_join(piece_run, l, piece_run, r);
+}
+
+static void for_rest(piece *p, piece *rest) {
+    (void)p;
+    piece_run(rest);
 }
 
 void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_range_fn *body,
@@ -127,6 +190,8 @@ void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_rang
     loop l = {.grain = grain,
               .threads = pool->threads,
               .leaf = for_leaf,
+              .step = for_leaf,
+              .rest = for_rest,
               .split = for_split,
               .body = body,
               .arg = arg};
@@ -136,13 +201,20 @@ void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_rang
 
 /* ---- weft_reduce ------------------------------------------------------------- */
 
-static void reduce_leaf(piece *p) {
+static void reduce_step(piece *p) {
     const weft_reducer *r = p->loop->reducer;
-    r->init(p->acc, r->arg);
     r->fold(p->begin, p->end, p->acc, r->arg);
 }
 
-static void reduce_split(piece *p, piece *l, piece *r) {
+static void reduce_leaf(piece *p) {
+    const weft_reducer *r = p->loop->reducer;
+    r->init(p->acc, r->arg);
+    reduce_step(p);
+}
+
+/* Run r with an accumulator of its own (run(l, r) runs it, and l if any),
+ * then combine it into p's, which holds the lower indices. */
+static void reduce_right(piece *p, piece *l, piece *r, void (*run)(piece *l, piece *r)) {
     const weft_reducer *red = p->loop->reducer;
     alignas(max_align_t) unsigned char small[REDUCE_STACK_BYTES];
     r->acc = red->size <= sizeof small ? (void *)small : malloc(red->size);
@@ -150,12 +222,30 @@ static void reduce_split(piece *p, piece *l, piece *r) {
         p->err = ENOMEM;
         return;
     }
-    weft_join(piece_run, l, piece_run, r);
-    p->err = l->err ? l->err : r->err;
+    run(l, r);
+    p->err = l && l->err ? l->err : r->err;
     if (!p->err)
         red->combine(p->acc, r->acc, red->arg); /* left (+) right: index order */
     if (r->acc != small)
         free(r->acc);
+}
+
+static void join_halves(piece *l, piece *r) {
+    weft_join(piece_run, l, piece_run, r);
+}
+
+static void rest_alone(piece *l, piece *r) {
+    (void)l;
+    piece_run(r);
+}
+
+static void reduce_split(piece *p, piece *l, piece *r) {
+    reduce_right(p, l, r, join_halves);
+}
+
+/* p's steps so far are folded into p's accumulator: the rest comes after. */
+static void reduce_rest(piece *p, piece *rest) {
+    reduce_right(p, NULL, rest, rest_alone);
 }
 
 int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
@@ -172,6 +262,8 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
     loop l = {.grain = grain,
               .threads = pool ? pool->threads : 1,
               .leaf = reduce_leaf,
+              .step = reduce_step,
+              .rest = reduce_rest,
               .split = reduce_split,
               .reducer = reducer};
     /* The root's accumulator is a copy: on ENOMEM, result stays untouched. */

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* weft_for: each index exactly once, and the same pieces for a given grain
- * on every run and thread count. */
+/* weft_for: each index exactly once, the same pieces for a given grain on
+ * every run and thread count, and leaves that hand on their rest when asked
+ * (with weft_reduce's, which run the same steps). */
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "asleep.h"
 #include "check.h"
 #include "pools.h"
 #include "visits.h"
@@ -59,4 +63,133 @@ TEST(for_with_grain_splits_the_same_way) {
     CHECK(pieces > 100);
     CHECK_EQ(weft_pool_destroy(p1), 0);
     CHECK_EQ(weft_pool_destroy(p4), 0);
+}
+
+/* A leaf hands on the rest of its range when a thread asks for work. A pool
+ * of one worker and the caller: the caller's first step waits until the
+ * worker has taken what it could of the rest of the loop, run it, asked the
+ * caller for more and blocked, so that what is left is the rest of the
+ * caller's leaf (and whatever the caller did not let the worker take). Once
+ * that step returns, the worker must get a part of it: each later step of
+ * the caller waits for that, with a deadline. A leaf run in one call, or in
+ * steps that do not look for requests, keeps its rest on the caller, and
+ * the worker asleep. */
+typedef struct asked {
+    weft_pool *pool;
+    pthread_t caller;
+    size_t n;
+    _Atomic bool first_step_done;
+    double deadline; /* for the worker's part of the rest: set with first_step_done */
+    _Atomic size_t late_on_worker, visited;
+} asked;
+
+static void answer_when_asked(size_t begin, size_t end, void *arg) {
+    asked *a = arg;
+    bool on_caller = pthread_equal(pthread_self(), a->caller);
+    if (on_caller && !atomic_load(&a->first_step_done)) {
+        wait_all_blocked(a->pool);
+        a->deadline = check_now() + 5;
+        atomic_store(&a->first_step_done, true);
+    } else if (on_caller) {
+        while (atomic_load(&a->late_on_worker) == 0 && check_now() < a->deadline)
+            sched_yield();
+    } else if (atomic_load(&a->first_step_done)) {
+        atomic_fetch_add(&a->late_on_worker, end - begin);
+    }
+    atomic_fetch_add(&a->visited, end - begin);
+}
+
+static void check_asked(const asked *a) {
+    CHECK_EQ(atomic_load(&a->visited), a->n);
+    CHECK(atomic_load(&a->late_on_worker) > 0);
+    CHECK_EQ(weft_pool_destroy(a->pool), 0);
+}
+
+TEST(a_leaf_hands_on_its_rest_when_asked) {
+    asked a = {.pool = make_pool(1), .caller = pthread_self(), .n = 1024};
+    weft_for(a.pool, 0, a.n, 0, answer_when_asked, &a);
+    check_asked(&a);
+}
+
+/* weft_reduce's leaves too, and the folds of a leaf's steps and of the rest
+ * it handed on combine in index order: the accumulator is the range it
+ * covers, and a fold or combine that would leave a gap or an overlap spoils
+ * it. */
+typedef struct span {
+    size_t lo, hi; /* [lo, hi); lo > hi: empty */
+    bool ok;
+} span;
+
+static void span_init(void *acc, void *arg) {
+    (void)arg;
+    *(span *)acc = (span){.lo = 1, .hi = 0, .ok = true};
+}
+
+static void span_join(span *s, size_t lo, size_t hi, bool ok) {
+    if (s->lo > s->hi)
+        *s = (span){lo, hi, ok};
+    else if (lo <= hi)
+        *s = (span){s->lo, hi, s->ok && ok && s->hi == lo};
+}
+
+static void span_fold(size_t begin, size_t end, void *acc, void *arg) {
+    answer_when_asked(begin, end, arg);
+    span_join(acc, begin, end, true);
+}
+
+static void span_combine(void *acc, const void *rhs, void *arg) {
+    (void)arg;
+    const span *r = rhs;
+    span_join(acc, r->lo, r->hi, r->ok);
+}
+
+TEST(a_reduce_leaf_hands_on_its_rest_in_index_order) {
+    asked a = {.pool = make_pool(1), .caller = pthread_self(), .n = 1024};
+    weft_reducer r = {sizeof(span), span_init, span_fold, span_combine, &a};
+    span s;
+    CHECK_EQ(weft_reduce(a.pool, 0, a.n, 0, &r, &s), 0);
+    CHECK(s.ok && s.lo == 0 && s.hi == a.n);
+    check_asked(&a);
+}
+
+/* The caller of a loop counts among the threads it splits for: from a
+ * caller of a pool of one worker, the leaves are the quarters of the range,
+ * as for two threads (a leaf's steps never cross one), not its halves. The
+ * worker is kept busy meanwhile, so no steal or request reshapes the tree. */
+typedef struct busy_worker {
+    _Atomic bool started, release;
+} busy_worker;
+
+static void hold_the_worker(void *arg) {
+    busy_worker *b = arg;
+    atomic_store(&b->started, true);
+    double deadline = check_now() + 10;
+    while (!atomic_load(&b->release))
+        CHECK(check_now() < deadline);
+}
+
+typedef struct quarters {
+    size_t n;
+    _Atomic int crossings;
+} quarters;
+
+static void count_crossings(size_t begin, size_t end, void *arg) {
+    quarters *q = arg;
+    for (size_t k = 1; k < 4; k++)
+        if (begin < k * q->n / 4 && end > k * q->n / 4)
+            atomic_fetch_add(&q->crossings, 1);
+}
+
+TEST(a_callers_loop_splits_for_the_caller_too) {
+    weft_pool *pool = make_pool(1);
+    busy_worker b = {0};
+    CHECK_EQ(weft_spawn(pool, hold_the_worker, &b), 0);
+    double deadline = check_now() + 10;
+    while (!atomic_load(&b.started))
+        CHECK(check_now() < deadline);
+    quarters q = {.n = 1000}; /* quarters that no halving of a half's steps meets */
+    weft_for(pool, 0, q.n, 0, count_crossings, &q);
+    atomic_store(&b.release, true);
+    CHECK_EQ(atomic_load(&q.crossings), 0);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
 }
