@@ -5,13 +5,13 @@
  * piece may split `splits` more times (initially the thread count, halved
  * at each split), and a piece that was stolen (it runs on another thread
  * than the one that split it) gets its budget reset to the thread count,
- * because a steal means some thread ran out of work. The thread count is
- * the pool's workers, and the caller or context that runs the root when it
- * takes part: it works on the loop beside the workers, and a pool sized for
- * it has one worker fewer. Few pieces where
- * nobody steals, more where load is uneven. grain g > 0 is deterministic: a
- * piece splits in halves while it has at least 2g indices, whoever runs it,
- * so the tree depends only on the range and the grain.
+ * because a steal means some thread ran out of work. Few pieces where
+ * nobody steals, more where load is uneven. The thread count is the pool's
+ * workers, and the caller or context that runs the root when it takes part:
+ * it works on the loop beside the workers (a pool sized for it has one
+ * worker fewer). grain g > 0 is deterministic: a piece splits in halves
+ * while it has at least 2g indices, whoever runs it, so the tree depends
+ * only on the range and the grain.
  *
  * A leaf (grain 0) runs its range in LEAF_STEPS steps, and before each step
  * after the first it looks whether a thief asked this thread for work: a
