@@ -16,15 +16,18 @@
  * A leaf (grain 0) runs its range in LEAF_STEPS steps, and before each step
  * after the first it looks whether a thief asked this thread for work: a
  * search that found nothing public raises the request bit of every thread it
- * swept (frame.c). If one did, the rest of the leaf becomes a piece with a
- * stolen piece's budget, whose first fork answers the request by publishing
- * its right half (frame.c's cold fork). So a leaf is not the unit of
- * balance: a thread that falls behind, because its indices cost more, or
- * another process shares its CPU, or it is a caller that never steals, hands
- * on what it has not begun. The splitter decides how far to split before
- * anyone asks; the steps answer when somebody does (oneTBB's partitioner
- * splits on demand as well). grain g > 0 keeps its fixed pieces, each run in
- * one call.
+ * swept (worker.c, steal_work; frame.c). If one did, the rest of the leaf
+ * becomes a piece with the thread count as its budget, whose first fork
+ * answers the request (frame.c's cold fork): it publishes the thread's
+ * oldest private frame, the rest's right half unless an older one waits, for
+ * any thief to take. So a leaf is not the unit of balance: a thread that
+ * falls behind, because its indices cost more, or another process shares
+ * its CPU, or it is a caller that never steals, hands on what it has not
+ * begun. The splitter decides how far to split before anyone asks; the
+ * steps answer when somebody does (oneTBB's partitioner splits on demand as
+ * well). Every searching thief asks every busy thread, so near a loop's end
+ * steps get short: a body whose every call costs much wants a grain. grain
+ * g > 0 keeps its fixed pieces, each run in one call.
  *
  * weft_reduce folds each leaf into an accumulator and combines siblings left
  * into right, in index order, so an associative combine need not commute,
@@ -46,7 +49,8 @@
 #include "pool.h"
 
 /* Accumulators up to this size live in the splitting frame (one per level of
- * the tree, at most 64 levels); larger ones are allocated. */
+ * the tree, at most 64 levels, and one per rest a leaf handed on, at most
+ * one per level too: a rest always splits); larger ones are allocated. */
 #define REDUCE_STACK_BYTES 256
 
 typedef struct piece piece;
@@ -108,8 +112,9 @@ static void piece_run(void *arg);
 
 static void leaf_run(piece *p) {
     loop *l = p->loop;
-    weft__worker *w = weft__current_worker(); /* NULL: weft_reduce without a pool */
-    size_t end = p->end, step = (end - p->begin + LEAF_STEPS - 1) / LEAF_STEPS;
+    weft__worker *w = weft__current_worker(); /* NULL: the root runs outside any pool */
+    size_t end = p->end, len = end - p->begin;
+    size_t step = len / LEAF_STEPS + (len % LEAF_STEPS != 0); /* rounded up, no overflow */
     if (l->grain || !w) {
         l->leaf(p);
         return;
