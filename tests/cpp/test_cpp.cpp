@@ -348,14 +348,23 @@ TEST(parallel_for_per_range_with_grain) {
 }
 
 #if WEFT_HPP_EXCEPTIONS
+/* Every other index waits until index 0 has thrown (with a deadline), so
+ * the workers cannot run the whole loop while the caller, which runs index
+ * 0, is off its CPU: what has not started by then is skipped. */
 TEST(parallel_for_rethrows_and_skips_the_rest) {
     weft::pool p(threads(2));
     std::atomic<long> calls{0};
+    std::atomic<bool> thrown{false};
     try {
         weft::parallel_for(p, 0, 100000, 1, [&](int i) {
             calls++;
-            if (i == 0)
+            if (i == 0) {
+                thrown = true;
                 throw std::out_of_range("index 0");
+            }
+            auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            while (!thrown && std::chrono::steady_clock::now() < deadline)
+                std::this_thread::yield();
         });
         CHECK(false);
     } catch (const std::out_of_range &e) {
