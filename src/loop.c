@@ -60,8 +60,8 @@ typedef struct loop {
     unsigned threads;
     void (*leaf)(piece *p);                      /* a leaf's first step (weft_reduce: init too) */
     void (*step)(piece *p);                      /* a leaf's later step */
-    void (*rest)(piece *p, piece *rest);         /* run what a leaf hands on, after p's steps */
-    void (*split)(piece *p, piece *l, piece *r); /* run two halves in parallel */
+    void (*split)(piece *p, piece *l, piece *r); /* l and r in parallel; l NULL: r is a
+                                                    leaf's rest, after p's steps */
     weft_range_fn *body;                         /* weft_for */
     void *arg;                                   /* weft_for */
     const weft_reducer *reducer;                 /* weft_reduce */
@@ -124,7 +124,7 @@ static void leaf_run(piece *p) {
     while (p->end < end) {
         if (work_asked_of(w)) {
             piece rest = {l, p->end, end, l->threads, weft_thread_index(), NULL, 0};
-            l->rest(p, &rest);
+            l->split(p, NULL, &rest);
             return;
         }
         p->begin = p->end;
@@ -169,14 +169,17 @@ static void for_leaf(piece *p) {
     p->loop->body(p->begin, p->end, p->loop->arg);
 }
 
-static void for_split(piece *p, piece *l, piece *r) {
-    (void)p;
-    weft_join(piece_run, l, piece_run, r);
+/* r, and l beside it (NULL: none, r is a leaf's rest). */
+static void run_halves(piece *l, piece *r) {
+    if (l)
+        weft_join(piece_run, l, piece_run, r);
+    else
+        piece_run(r);
 }
 
-static void for_rest(piece *p, piece *rest) {
+static void for_split(piece *p, piece *l, piece *r) {
     (void)p;
-    piece_run(rest);
+    run_halves(l, r);
 }
 
 void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_range_fn *body,
@@ -196,7 +199,6 @@ void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_rang
               .threads = pool->threads,
               .leaf = for_leaf,
               .step = for_leaf,
-              .rest = for_rest,
               .split = for_split,
               .body = body,
               .arg = arg};
@@ -217,9 +219,9 @@ static void reduce_leaf(piece *p) {
     reduce_step(p);
 }
 
-/* Run r with an accumulator of its own (run(l, r) runs it, and l if any),
- * then combine it into p's, which holds the lower indices. */
-static void reduce_right(piece *p, piece *l, piece *r, void (*run)(piece *l, piece *r)) {
+/* r gets an accumulator of its own and is combined into p's after it, which
+ * holds the lower indices: l's, or the leaf p's own steps'. */
+static void reduce_split(piece *p, piece *l, piece *r) {
     const weft_reducer *red = p->loop->reducer;
     alignas(max_align_t) unsigned char small[REDUCE_STACK_BYTES];
     r->acc = red->size <= sizeof small ? (void *)small : malloc(red->size);
@@ -227,30 +229,12 @@ static void reduce_right(piece *p, piece *l, piece *r, void (*run)(piece *l, pie
         p->err = ENOMEM;
         return;
     }
-    run(l, r);
+    run_halves(l, r);
     p->err = l && l->err ? l->err : r->err;
     if (!p->err)
         red->combine(p->acc, r->acc, red->arg); /* left (+) right: index order */
     if (r->acc != small)
         free(r->acc);
-}
-
-static void join_halves(piece *l, piece *r) {
-    weft_join(piece_run, l, piece_run, r);
-}
-
-static void rest_alone(piece *l, piece *r) {
-    (void)l;
-    piece_run(r);
-}
-
-static void reduce_split(piece *p, piece *l, piece *r) {
-    reduce_right(p, l, r, join_halves);
-}
-
-/* p's steps so far are folded into p's accumulator: the rest comes after. */
-static void reduce_rest(piece *p, piece *rest) {
-    reduce_right(p, NULL, rest, rest_alone);
 }
 
 int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
@@ -268,7 +252,6 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
               .threads = pool ? pool->threads : 1,
               .leaf = reduce_leaf,
               .step = reduce_step,
-              .rest = reduce_rest,
               .split = reduce_split,
               .reducer = reducer};
     /* The root's accumulator is a copy: on ENOMEM, result stays untouched. */
