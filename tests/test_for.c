@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* weft_for: each index exactly once, the same pieces for a given grain on
- * every run and thread count, and leaves that hand on their rest when asked
- * (with weft_reduce's, which run the same steps). */
+ * every run and thread count, leaves that hand on their rest when asked, and
+ * a caller counted among the threads a loop splits for. */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "asleep.h"
+#include "handed_on.h"
 #include "check.h"
 #include "pools.h"
 #include "visits.h"
@@ -65,90 +64,9 @@ TEST(for_with_grain_splits_the_same_way) {
     CHECK_EQ(weft_pool_destroy(p4), 0);
 }
 
-/* A leaf hands on the rest of its range when a thread asks for work. A pool
- * of one worker and the caller: the caller's first step waits until the
- * worker has taken what it could of the rest of the loop, run it, asked the
- * caller for more and blocked, so that what is left is the rest of the
- * caller's leaf (and whatever the caller did not let the worker take). Once
- * that step returns, the worker must get a part of it: each later step of
- * the caller waits for that, with a deadline. A leaf run in one call, or in
- * steps that do not look for requests, keeps its rest on the caller, and
- * the worker asleep. */
-typedef struct asked {
-    weft_pool *pool;
-    pthread_t caller;
-    size_t n;
-    _Atomic bool first_step_done;
-    double deadline; /* for the worker's part of the rest: set with first_step_done */
-    _Atomic size_t late_on_worker, visited;
-} asked;
-
-static void answer_when_asked(size_t begin, size_t end, void *arg) {
-    asked *a = arg;
-    bool on_caller = pthread_equal(pthread_self(), a->caller);
-    if (on_caller && !atomic_load(&a->first_step_done)) {
-        wait_all_blocked(a->pool);
-        a->deadline = check_now() + 5;
-        atomic_store(&a->first_step_done, true);
-    } else if (on_caller) {
-        while (atomic_load(&a->late_on_worker) == 0 && check_now() < a->deadline)
-            sched_yield();
-    } else if (atomic_load(&a->first_step_done)) {
-        atomic_fetch_add(&a->late_on_worker, end - begin);
-    }
-    atomic_fetch_add(&a->visited, end - begin);
-}
-
-static void check_asked(const asked *a) {
-    CHECK_EQ(atomic_load(&a->visited), a->n);
-    CHECK(atomic_load(&a->late_on_worker) > 0);
-    CHECK_EQ(weft_pool_destroy(a->pool), 0);
-}
-
 TEST(a_leaf_hands_on_its_rest_when_asked) {
     asked a = {.pool = make_pool(1), .caller = pthread_self(), .n = 1024};
     weft_for(a.pool, 0, a.n, 0, answer_when_asked, &a);
-    check_asked(&a);
-}
-
-/* weft_reduce's leaves too, and the folds of a leaf's steps and of the rest
- * it handed on combine in index order: the accumulator is the range it
- * covers, and a fold or combine that would leave a gap or an overlap spoils
- * it. */
-typedef struct span {
-    size_t lo, hi; /* [lo, hi); lo > hi: empty */
-    bool ok;
-} span;
-
-static void span_init(void *acc, void *arg) {
-    (void)arg;
-    *(span *)acc = (span){.lo = 1, .hi = 0, .ok = true};
-}
-
-static void span_join(span *s, size_t lo, size_t hi, bool ok) {
-    if (s->lo > s->hi)
-        *s = (span){lo, hi, ok};
-    else if (lo <= hi)
-        *s = (span){s->lo, hi, s->ok && ok && s->hi == lo};
-}
-
-static void span_fold(size_t begin, size_t end, void *acc, void *arg) {
-    answer_when_asked(begin, end, arg);
-    span_join(acc, begin, end, true);
-}
-
-static void span_combine(void *acc, const void *rhs, void *arg) {
-    (void)arg;
-    const span *r = rhs;
-    span_join(acc, r->lo, r->hi, r->ok);
-}
-
-TEST(a_reduce_leaf_hands_on_its_rest_in_index_order) {
-    asked a = {.pool = make_pool(1), .caller = pthread_self(), .n = 1024};
-    weft_reducer r = {sizeof(span), span_init, span_fold, span_combine, &a};
-    span s;
-    CHECK_EQ(weft_reduce(a.pool, 0, a.n, 0, &r, &s), 0);
-    CHECK(s.ok && s.lo == 0 && s.hi == a.n);
     check_asked(&a);
 }
 

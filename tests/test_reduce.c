@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* weft_reduce: exact sums, index-order combining (a non-commutative
  * associative combine), bit-identical floating-point results across thread
- * counts with grain > 0, large accumulators, and every documented errno. */
+ * counts with grain > 0, large accumulators, leaves that hand on their rest,
+ * and every documented errno. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "pools.h"
 #include "jobs.h"
 #include "failmalloc.h"
+#include "handed_on.h"
 #include "weft.h"
 
 /* ---- sum of i ---------------------------------------------------------------- */
@@ -174,6 +176,81 @@ TEST(reports_enomem_and_leaves_result_alone) {
             CHECK_EQ(s.h.bins[b], 0xababababababababull);
     }
     CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* ---- leaves that hand on their rest (loop.c; handed_on.h) -------------------- */
+
+/* weft_reduce's leaves hand on their rest too, and the folds of a leaf's steps and of the rest
+ * it handed on combine in index order: the accumulator is the range it
+ * covers, and a fold or combine that would leave a gap or an overlap spoils
+ * it. */
+typedef struct span {
+    size_t lo, hi; /* [lo, hi); lo > hi: empty */
+    bool ok;
+} span;
+
+static void span_init(void *acc, void *arg) {
+    (void)arg;
+    *(span *)acc = (span){.lo = 1, .hi = 0, .ok = true};
+}
+
+static void span_join(span *s, size_t lo, size_t hi, bool ok) {
+    if (s->lo > s->hi)
+        *s = (span){lo, hi, ok};
+    else if (lo <= hi)
+        *s = (span){s->lo, hi, s->ok && ok && s->hi == lo};
+}
+
+static void span_fold(size_t begin, size_t end, void *acc, void *arg) {
+    answer_when_asked(begin, end, arg);
+    span_join(acc, begin, end, true);
+}
+
+static void span_combine(void *acc, const void *rhs, void *arg) {
+    (void)arg;
+    const span *r = rhs;
+    span_join(acc, r->lo, r->hi, r->ok);
+}
+
+TEST(a_reduce_leaf_hands_on_its_rest_in_index_order) {
+    asked a = {.pool = make_pool(1), .caller = pthread_self(), .n = 1024};
+    weft_reducer r = {sizeof(span), span_init, span_fold, span_combine, &a};
+    span s;
+    CHECK_EQ(weft_reduce(a.pool, 0, a.n, 0, &r, &s), 0);
+    CHECK(s.ok && s.lo == 0 && s.hi == a.n);
+    check_asked(&a);
+}
+
+/* The rest's own accumulator, when it must be allocated and cannot be:
+ * ENOMEM, the result untouched (the caller's first step arms the failure
+ * of its next allocation, which is the rest's accumulator). */
+typedef struct wide_span {
+    span s;
+    unsigned char pad[300]; /* over REDUCE_STACK_BYTES: allocated */
+} wide_span;
+
+static void wide_span_init(void *acc, void *arg) {
+    memset(acc, 0, sizeof(wide_span));
+    span_init(acc, arg);
+}
+
+static void fail_next_allocation(void) {
+    failmalloc_arm(0);
+}
+
+TEST(a_rest_without_memory_reports_enomem) {
+    asked a = {.pool = make_pool(1),
+               .caller = pthread_self(),
+               .n = 1024,
+               .first_step = fail_next_allocation};
+    weft_reducer r = {sizeof(wide_span), wide_span_init, span_fold, span_combine, &a};
+    wide_span s;
+    memset(&s, 0xab, sizeof s);
+    int err = weft_reduce(a.pool, 0, a.n, 0, &r, &s);
+    failmalloc_disarm();
+    CHECK_EQ(err, ENOMEM);
+    CHECK_EQ(s.s.lo, 0xababababababababull);
+    CHECK_EQ(weft_pool_destroy(a.pool), 0);
 }
 
 TEST(bad_input_gets_einval) {
