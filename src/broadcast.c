@@ -13,7 +13,7 @@
  * Sleepers: the caller publishes the new sequence, executes a seq-cst fence
  * (PushFence) and wakes every sleeping worker specifically; a worker going to
  * sleep checks the sequence after its SleepFence, next to the injector
- * (worker.c, final_check). The argument of docs/sleep.md applies unchanged:
+ * (idle_env.c, final_check). The argument of docs/sleep.md applies unchanged:
  * either the worker sees the broadcast, or the caller sees it asleep.
  */
 #include "broadcast.h"

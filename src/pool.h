@@ -324,8 +324,13 @@ static inline weft__job *weft__worker_pop(weft__worker *w) {
 WEFT__HIDDEN void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio);
 
 /* What the sleep protocols need from pool: its final check (the injectors
- * and broadcasts a worker must not sleep on), its trace hook (worker.c). */
+ * and broadcasts a worker must not sleep on), its trace hook (idle_env.c). */
 WEFT__HIDDEN weft__idle_env weft__worker_idle_env(weft_pool *pool);
+
+/* How many requests the owners of the pool's deques and frames have answered
+ * so far (idle_env.c): a sum that wraps, whose changes end a spent forced
+ * sweep (worker.c). */
+WEFT__HIDDEN uint32_t weft__pool_answers(weft_pool *pool);
 
 /* The start gate (weft_pool.start). */
 enum { WEFT__START_GATED = 0, WEFT__START_GO, WEFT__START_ABORT };
