@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "asleep.h"
 #include "check.h"
 #include "pools.h"
 #include "jobs.h"
@@ -416,9 +417,14 @@ static void trace_children(const char *path) {
      * its job itself, so a worker may still be recording its first search
      * when fork() runs. gcc 12's ASan (PARK_FOR_FORK above) would hand the
      * child its allocator locked: a broadcast waits until every worker has
-     * recorded events, after which its buffer holds thousands more. */
-    if (PARK_FOR_FORK)
+     * recorded events, and the fork waits until each has blocked, where it
+     * allocates nothing (a worker still on its way there could be growing
+     * its buffer: seen in CI, 3 runs in 300 under load, the child hung in
+     * its exit's leak check). Nothing wakes them until the children exit. */
+    if (PARK_FOR_FORK) {
         CHECK_EQ(weft_broadcast(NULL, record_on_every_worker, NULL), 0);
+        wait_all_blocked(weft_pool_default());
+    }
     char name[256];
     pid_t quiet = fork();
     if (quiet == 0) {
