@@ -412,9 +412,11 @@ WEFT_API int weft_thread_index(void);
  *    fn runs on the calling thread, which for the length of the call is a
  *    member of the pool in a caller slot, like a context (see
  *    weft_context_acquire): what fn forks (joins, loops, scopes, graphs) is
- *    pushed on the slot's queues, idle workers take from them, and the
- *    caller runs its own jobs while it waits, never other threads' or
- *    injected ones. So jobs of fn's tree may run on the caller, where the
+ *    pushed on the slot's queues, idle workers take from them, and while it
+ *    waits the caller runs its own jobs and takes back what a worker
+ *    running one of them shares of it (what that job forks), never another
+ *    call's jobs or injected ones. So jobs of fn's tree may run on the
+ *    caller, where the
  *    pool's on_start has not run, weft_thread_index() returns threads +
  *    contexts + i, and no slot of the CPU budget is held. When every caller
  *    slot is taken, or the pool has none (callers_wait, or an on_start and
@@ -585,10 +587,13 @@ typedef struct weft_context weft_context;
  * until weft_context_release: weft_join, weft_for, weft_scope_run,
  * weft_event_wait and weft_graph_run called by it push their jobs on the
  * context's queues and run them on this thread while it waits; idle workers
- * may take them, but the context never runs other threads' jobs. So a job
- * runs on its submitter or on a worker, and when every worker is busy the
- * submitter runs its whole workload itself without blocking (it blocks only
- * when all that is left of it runs on workers). weft_thread_index() returns
+ * may take them, and while it waits the context takes back what a worker
+ * running one of them shares of it (what that job forks), but it never runs
+ * another thread's workload. So a job of its workload runs on this thread or
+ * on a worker, never on another context or caller, and when every worker is
+ * busy the context runs its whole workload itself without blocking (it
+ * blocks only when all that is left of it runs on workers and they share
+ * none of it). weft_thread_index() returns
  * threads + i. Detached jobs it spawns go to the pool's injector.
  * Any thread that is not a worker and holds no context.
  * Returns 0 and sets *context, or EINVAL (context NULL, or the caller is a

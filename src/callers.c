@@ -7,10 +7,11 @@
  * go through it) takes one of the pool's caller slots and runs its function
  * on the calling thread as that slot: a context (context.c) that lasts one
  * call. What the function forks is pushed on the slot's deques, workers
- * steal from them as from any context, and its waits run the slot's own jobs
- * and then sleep on their latch; the slot never takes injected work or
- * another thread's jobs (seed 003's rule), so each caller works on its own
- * tree. OpenMP's and oneTBB's callers are likewise a thread of their own
+ * steal from them as from any context, and its waits run the slot's own jobs,
+ * take back what the worker running the awaited job shares of it
+ * (context.c), and then sleep on their latch; the slot never takes injected
+ * work or another workload's jobs (seed 003's rule), so each caller works on
+ * its own tree. OpenMP's and oneTBB's callers are likewise a thread of their own
  * work; blocking instead costs a wake-up of a worker to start the work and
  * one of the caller to end it, and on a machine with no spare CPU the
  * caller's CPU idles while the workers take turns on the others.

@@ -59,6 +59,9 @@ typedef struct weft__worker weft__worker;
  * is not private, or a bit was raised; runs B, or waits for whoever runs
  * it). */
 
+/* The frame whose B job is (NULL: job is not a join frame's). */
+WEFT__HIDDEN weft__frame *weft__frame_of_job(weft__job *job);
+
 /* A thief found nothing public on v: ask v to publish its private frames. */
 WEFT__HIDDEN void weft__frame_request(weft__worker *v);
 /* Any thread, a hint: does v seem to hold private frames? */

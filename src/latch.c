@@ -84,7 +84,7 @@ void weft__latch_wake_up(weft__latch *l) {
  * would. Not for the waker's share of the round trip too, as a worker
  * searches: a poller holds a CPU that the job it waits for may need, which
  * that sum does not count (docs/performance.md measures it). */
-bool weft__latch_poll(weft__latch *l) {
+bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg) {
     uint64_t start = weft__now_ns(), budget = weft__leave_block_cpu_ns();
     do {
         for (int i = 0; i < 64; i++) {
@@ -93,8 +93,12 @@ bool weft__latch_poll(weft__latch *l) {
                 return true;
             weft__cpu_relax();
         }
-    } while (weft__now_ns() - start < budget);
+    } while (!(stop && stop(arg)) && weft__now_ns() - start < budget);
     return false;
+}
+
+bool weft__latch_poll(weft__latch *l) {
+    return weft__latch_poll_until(l, NULL, NULL);
 }
 
 void weft__latch_wait_outside(weft__latch *l) {

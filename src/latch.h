@@ -63,6 +63,10 @@ WEFT__HIDDEN void weft__latch_wait_outside(weft__latch *l);
  * cost; true if the latch got set meanwhile (latch.c). */
 WEFT__HIDDEN bool weft__latch_poll(weft__latch *l);
 
+/* The same, but false as soon as stop(arg) is true (it is asked now and
+ * then): the owner has found something else to do. */
+WEFT__HIDDEN bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg);
+
 /* Owner only, used by the sleep module: the Appendix A transitions.
  * get_sleepy: UNSET -> SLEEPY; fall_asleep: SLEEPY -> SLEEPING; both fail
  * (return false) only when the latch was set. wake_up: back to UNSET unless

@@ -145,6 +145,8 @@ static int init_workers(weft_pool *pool) {
         atomic_init(&w->h.frames, NULL);
         atomic_init(&w->h.joins, 0);
         atomic_init(&w->h.claim, 0);
+        atomic_init(&w->serving, NULL);
+        atomic_init(&w->serving_below, 0);
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1);
         weft__latch_init_owned(&w->terminate, pool, i);
     }

@@ -50,6 +50,13 @@ typedef struct weft__worker {
     uint32_t forced_answers; /* O: the pool's answer count before that sweep (worker.c) */
     /* The thread and how it is claimed and stopped. */
     alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts and callers: a thread holds it */
+    /* The job this worker runs innermost, for a context that waits for it
+     * (context.c, the take-back): its latch (NULL: it has none, or the
+     * worker runs no job), and the stack address below which the join
+     * frames it forks lie. The owner writes them around each job it runs;
+     * contexts read them. */
+    _Atomic(weft__latch *) serving;  /* A */
+    _Atomic uintptr_t serving_below; /* A */
     pthread_t thread;
     weft__latch terminate;                      /* owned by this worker; set by weft_pool_destroy */
     alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */
@@ -186,6 +193,10 @@ WEFT__HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *lat
 /* The same for a context: its own jobs only, then sleep on the latch. */
 WEFT__HIDDEN void weft__context_wait_until(weft__worker *ctx, weft__latch *latch);
 
+/* w shared jobs: wake the context asleep on the job w runs, if one is, to
+ * take them back (context.c). */
+WEFT__HIDDEN void weft__context_nudge(weft__worker *w);
+
 /* Run what is still queued on a context or caller slot that its holder gives
  * back (jobs nobody waited for). */
 WEFT__HIDDEN void weft__context_run_leftovers(weft__worker *ctx);
@@ -226,6 +237,30 @@ static inline void weft__worker_set_prio(weft__worker *w, weft_priority prio) {
     if (WEFT__UNLIKELY(prio == WEFT_PRIORITY_HIGH))
         weft__pool_note_high(w->pool);
     w->h.prio = prio;
+}
+
+/* What a worker serves (its `serving` fields), saved around a nested job. */
+typedef struct weft__serving {
+    weft__latch *latch;
+    uintptr_t below;
+} weft__serving;
+
+/* w runs a job with latch (NULL: none) whose frames lie below `below`, until
+ * weft__worker_serve_end; returns what it served before. Release: a context
+ * that reads the latch (acquire) reads this job's `below` or a later one, a
+ * deeper job's, which only refuses more (context.c, ours). */
+static inline weft__serving weft__worker_serve(weft__worker *w, weft__latch *latch,
+                                               uintptr_t below) {
+    weft__serving outer = {atomic_load_explicit(&w->serving, memory_order_relaxed),
+                           atomic_load_explicit(&w->serving_below, memory_order_relaxed)};
+    atomic_store_explicit(&w->serving_below, below, memory_order_relaxed);
+    atomic_store_explicit(&w->serving, latch, memory_order_release);
+    return outer;
+}
+
+static inline void weft__worker_serve_end(weft__worker *w, weft__serving outer) {
+    atomic_store_explicit(&w->serving_below, outer.below, memory_order_relaxed);
+    atomic_store_explicit(&w->serving, outer.latch, memory_order_release);
 }
 
 /* Call fn(arg) on w at priority prio (what it forks inherits it), then give

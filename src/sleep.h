@@ -184,6 +184,11 @@ WEFT__HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);
  * SET: it is not touched after the swap. */
 WEFT__HIDDEN void weft__sleep_set_latch(weft__sleep *s, weft__latch *l);
 
+/* l's owner, a context asleep on it (context.c), is woken without l being
+ * set: the job it waits for shared work it may take back. A no-op unless it
+ * sleeps on l now; one that falls asleep meanwhile sleeps on (a hint). */
+WEFT__HIDDEN void weft__sleep_nudge_context(weft__sleep *s, weft__latch *l);
+
 /* Test hooks: read the counters; force the jobs event counter (to test
  * wrap-around). Seq-cst, like every counter access. */
 static inline uint64_t weft__sleep_debug_counters(weft__sleep *s) {

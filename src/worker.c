@@ -166,7 +166,9 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
             weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0);
+            weft__serving outer = weft__worker_serve(w, NULL, 0); /* named in run_and_set */
             weft__worker_call_at(w, prio, weft__job_call, job);
+            weft__worker_serve_end(w, outer);
             weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
             weft__budget_between_jobs(latch); /* counted searching, if it waits */
@@ -181,7 +183,10 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
 void weft__worker_run_and_set(weft_fn *fn, void *arg, weft__group *group, weft__latch *done) {
     weft__worker *w = weft__current_worker(); /* jobs run on workers and contexts */
     weft__group *outer = weft__worker_enter(w, group);
+    /* fn's frames lie below ours: stacks grow down on weft's targets. */
+    weft__serving served = weft__worker_serve(w, done, (uintptr_t)__builtin_frame_address(0));
     fn(arg);
+    weft__worker_serve_end(w, served);
     weft__worker_leave(w, outer);
     weft__latch_set(done); /* last: its owner may return, and free it, after this */
 }
@@ -227,8 +232,10 @@ void weft__worker_offer(weft__worker *w, weft__deque *d) {
     weft__phase_new_work(&w->pool->phase);
     bool was_empty = weft__deque_public_empty(d);
     unsigned n = weft__deque_share(d);
-    if (n) /* n jobs posted at once may wake up to n sleepers (Rayon's sleep RFC) */
+    if (n) { /* n jobs posted at once may wake up to n sleepers (Rayon's sleep RFC) */
         weft__sleep_new_jobs_cold(&w->pool->sleep, n, was_empty);
+        weft__context_nudge(w); /* a context waiting for our job may take these back */
+    }
 }
 
 int weft__pool_submit_prio(weft_pool *pool, weft__job *job, weft_priority prio) {

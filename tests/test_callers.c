@@ -344,6 +344,78 @@ TEST(a_caller_runs_only_its_own_jobs) {
     CHECK_EQ(atomic_load(&detached_on_callers), 0);
 }
 
+/* A caller takes back part of its call from a worker that stole it and fell
+ * behind (context.c, take-back). A pool of one worker: the caller's first
+ * piece waits until the worker has stolen the other half of the loop, and
+ * the worker's first piece until the caller, done with what it could take,
+ * sleeps on the worker's part. From then on the worker's pieces wait (with a
+ * deadline) until the caller has run more of the worker's half: the
+ * worker's next step must share what the caller asked for and wake it, and
+ * the caller take it. A caller that only waits, or only takes what was
+ * shared before it slept, leaves the rest of the half on the worker. */
+typedef struct behind {
+    weft_pool *pool;
+    pthread_t caller;
+    unsigned slot; /* the caller's: its sleep slot */
+    size_t n;
+    _Atomic bool worker_started, caller_slept;
+    double deadline; /* for the take-back: set with caller_slept */
+    _Atomic size_t taken_late, visited;
+} behind;
+
+static bool caller_asleep(const behind *b) {
+    return atomic_load(&b->pool->sleep.slots[b->slot].word) == WEFT__SLOT_ASLEEP;
+}
+
+static void fall_behind(size_t begin, size_t end, void *arg) {
+    behind *b = arg;
+    double deadline = check_now() + 10;
+    if (pthread_equal(pthread_self(), b->caller)) {
+        while (begin == 0 && !atomic_load(&b->worker_started))
+            CHECK(check_now() < deadline);
+        if (begin >= b->n / 2 && atomic_load(&b->caller_slept))
+            atomic_fetch_add(&b->taken_late, end - begin);
+    } else if (!atomic_exchange(&b->worker_started, true)) {
+        while (!caller_asleep(b)) {
+            CHECK(check_now() < deadline);
+            sched_yield();
+        }
+        b->deadline = check_now() + 5;
+        atomic_store(&b->caller_slept, true);
+    } else {
+        while (atomic_load(&b->taken_late) == 0 && check_now() < b->deadline)
+            sched_yield();
+    }
+    atomic_fetch_add(&b->visited, end - begin);
+}
+
+static void check_taken_back(behind *b) {
+    CHECK_EQ(atomic_load(&b->visited), b->n);
+    CHECK(atomic_load(&b->taken_late) > 0);
+}
+
+TEST(a_caller_takes_back_from_a_worker_that_fell_behind) {
+    weft_pool *pool = make_pool(1);
+    behind b = {
+        .pool = pool, .caller = pthread_self(), .slot = pool->threads + pool->contexts, .n = 1024};
+    weft_for(pool, 0, b.n, 0, fall_behind, &b);
+    check_taken_back(&b);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* The same from a context (context.c): its take-back is a caller's. */
+TEST(a_context_takes_back_from_a_worker_that_fell_behind) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .contexts = 1}), 0);
+    weft_context *ctx;
+    CHECK_EQ(weft_context_acquire(pool, &ctx), 0);
+    behind b = {.pool = pool, .caller = pthread_self(), .slot = pool->threads, .n = 1024};
+    weft_for(pool, 0, b.n, 0, fall_behind, &b);
+    check_taken_back(&b);
+    weft_context_release(ctx);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 /* The pool may be destroyed as soon as the work of a call is done, while the
  * caller is still returning from it (weft.h: weft_pool_destroy); the caller
  * must not touch the pool after that (callers.c, "Lifetime"). TSan reports a
