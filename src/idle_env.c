@@ -109,4 +109,3 @@ weft__idle_env weft__worker_idle_env(weft_pool *pool) {
                             .phase = &pool->phase,
                             .ctx = pool};
 }
-
