@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "asleep.h"
 #include "check.h"
 #include "pool.h" /* the pending word and the slots, for a closed pool */
 #include "pools.h"
@@ -346,13 +347,14 @@ TEST(a_caller_runs_only_its_own_jobs) {
 
 /* A caller takes back part of its call from a worker that stole it and fell
  * behind (context.c, take-back). A pool of one worker: the caller's first
- * piece waits until the worker has stolen the other half of the loop, and
- * the worker's first piece until the caller, done with what it could take,
- * sleeps on the worker's part. From then on the worker's pieces wait (with a
- * deadline) until the caller has run more of the worker's half: the
- * worker's next step must share what the caller asked for and wake it, and
- * the caller take it. A caller that only waits, or only takes what was
- * shared before it slept, leaves the rest of the half on the worker. */
+ * piece waits until the worker has stolen a part of the loop (normally the
+ * other half), and the worker's first piece until the caller, done with
+ * what it could take, sleeps on the worker's part. From then on the
+ * worker's pieces wait (with a deadline) until the caller has run more of
+ * the worker's part (anything it runs after it slept): the worker's next
+ * step must share what the caller asked for and wake it, and the caller
+ * take it. A caller that only waits, or only takes what was shared before
+ * it slept, leaves the rest of the part on the worker. */
 typedef struct behind {
     weft_pool *pool;
     pthread_t caller;
@@ -373,7 +375,7 @@ static void fall_behind(size_t begin, size_t end, void *arg) {
     if (pthread_equal(pthread_self(), b->caller)) {
         while (begin == 0 && !atomic_load(&b->worker_started))
             CHECK(check_now() < deadline);
-        if (begin >= b->n / 2 && atomic_load(&b->caller_slept))
+        if (atomic_load(&b->caller_slept)) /* its own part done: taken back */
             atomic_fetch_add(&b->taken_late, end - begin);
     } else if (!atomic_exchange(&b->worker_started, true)) {
         while (!caller_asleep(b)) {
@@ -413,6 +415,109 @@ TEST(a_context_takes_back_from_a_worker_that_fell_behind) {
     weft_for(pool, 0, b.n, 0, fall_behind, &b);
     check_taken_back(&b);
     weft_context_release(ctx);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* What a caller takes back is its own call's; the worker may show it other
+ * work while it runs the caller's, which the caller must leave to the
+ * workers. The worker's first piece of the loop sets up such work (if
+ * anything) and waits until the caller, done with its own part, has taken
+ * back what it could and slept (the work public, or shared by the worker's
+ * next step with what answers the caller's request, which wakes the
+ * caller); its later pieces wait until the caller has run that work or
+ * queued it for the workers. */
+typedef struct not_ours {
+    weft_pool *pool;
+    pthread_t caller;
+    void (*first_piece)(struct not_ours *n); /* the worker's set-up (NULL: none) */
+    weft_event *release;                     /* for an outer job's wait */
+    _Atomic bool worker_started, ran, outer_done;
+    _Atomic int ran_on_caller;
+    _Atomic size_t visited;
+} not_ours;
+
+static void not_ours_job(void *arg) {
+    not_ours *n = arg;
+    atomic_fetch_add(&n->ran_on_caller, pthread_equal(pthread_self(), n->caller));
+    atomic_store(&n->ran, true);
+}
+
+static void offer_not_ours(size_t begin, size_t end, void *arg) {
+    not_ours *n = arg;
+    behind slot = {.pool = n->pool, .slot = n->pool->threads + n->pool->contexts};
+    double deadline = check_now() + 10;
+    if (pthread_equal(pthread_self(), n->caller)) {
+        while (begin == 0 && !atomic_load(&n->worker_started))
+            CHECK(check_now() < deadline);
+    } else if (!atomic_exchange(&n->worker_started, true)) {
+        if (n->first_piece)
+            n->first_piece(n);
+        while (!caller_asleep(&slot)) {
+            CHECK(check_now() < deadline);
+            sched_yield();
+        }
+    } else { /* until the caller ran the work, or queued it for the workers */
+        while (!atomic_load(&n->ran) &&
+               weft__injector_is_empty(&n->pool->injectors[WEFT_PRIORITY_NORMAL])) {
+            CHECK(check_now() < deadline);
+            sched_yield();
+        }
+    }
+    atomic_fetch_add(&n->visited, end - begin);
+}
+
+static void check_left_to_the_workers(not_ours *n) {
+    CHECK_EQ(atomic_load(&n->visited), 1024);
+    CHECK(atomic_load(&n->ran));
+    CHECK_EQ(atomic_load(&n->ran_on_caller), 0);
+}
+
+/* A detached job the worker spawned inside the caller's loop belongs to no
+ * call (weft_spawn). */
+static void spawn_inside(not_ours *n) {
+    CHECK_EQ(weft_spawn(n->pool, not_ours_job, n), 0);
+}
+
+TEST(a_caller_leaves_a_detached_job_to_the_workers) {
+    weft_pool *pool = make_pool(1);
+    not_ours n = {.pool = pool, .caller = pthread_self(), .first_piece = spawn_inside};
+    weft_for(pool, 0, 1024, 0, offer_not_ours, &n);
+    CHECK_EQ(weft_pool_destroy(pool), 0); /* runs what is still queued */
+    check_left_to_the_workers(&n);
+}
+
+/* Nor an outer job's frame: a detached job on the worker forks twice (the
+ * first frame is shared at once, the second stays private) and waits for an
+ * event in the second's A; that wait runs the first frame's B, then steals
+ * part of the caller's loop, and the worker's oldest private frame, which
+ * answers the caller's request, is the outer job's. */
+static void outer_wait(void *arg) {
+    weft_event_wait(((not_ours *)arg)->release);
+}
+
+static void outer_a(void *arg) {
+    weft_join(outer_wait, arg, not_ours_job, arg); /* not_ours_job: the private frame */
+}
+
+static void outer(void *arg) {
+    not_ours *n = arg;
+    weft_join(outer_a, arg, nothing, NULL); /* nothing: shared at once */
+    atomic_store(&n->outer_done, true);
+}
+
+TEST(a_caller_leaves_an_outer_jobs_frame_to_the_workers) {
+    weft_pool *pool = make_pool(1);
+    not_ours n = {.pool = pool, .caller = pthread_self()};
+    CHECK_EQ(weft_event_create(&n.release, pool, 1), 0);
+    CHECK_EQ(weft_spawn(pool, outer, &n), 0);
+    wait_all_blocked(pool); /* in outer_wait's wait, nothing left to run */
+    weft_for(pool, 0, 1024, 0, offer_not_ours, &n);
+    weft_event_signal(n.release);
+    double deadline = check_now() + 10;
+    while (!atomic_load(&n.outer_done))
+        CHECK(check_now() < deadline);
+    check_left_to_the_workers(&n);
+    weft_event_destroy(n.release);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
