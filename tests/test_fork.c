@@ -113,6 +113,48 @@ enum { PARK_FOR_FORK = 1 };
 #else
 enum { PARK_FOR_FORK = 0 };
 #endif
+
+#if defined(__SANITIZE_ADDRESS__) && defined(__linux__)
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+
+/* Is every thread of this process but the calling one inside a futex wait
+ * (/proc's view of the system call it is blocked in)? */
+static bool others_in_futex_waits(void) {
+    DIR *dir = opendir("/proc/self/task");
+    CHECK(dir != NULL);
+    bool all = true;
+    long self = syscall(SYS_gettid);
+    for (struct dirent *e; all && (e = readdir(dir)) != NULL;) {
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == self)
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
+        FILE *f = fopen(path, "r");
+        long nr = -1;
+        all = f && fscanf(f, "%ld", &nr) == 1 && nr == SYS_futex;
+        if (f)
+            fclose(f);
+    }
+    closedir(dir);
+    return all;
+}
+
+/* Until every other thread is blocked in a futex wait, where it holds no
+ * allocator lock (a worker counted asleep may still be recording its sleep,
+ * which can grow its trace buffer). */
+static void wait_others_blocked(void) {
+    double deadline = check_now() + 10;
+    while (!others_in_futex_waits()) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(200);
+    }
+}
+#else
+static void wait_others_blocked(void) {}
+#endif
 static _Atomic bool fork_pending, spawner_parked;
 
 static void count_parent_job(void *arg) {
@@ -417,13 +459,15 @@ static void trace_children(const char *path) {
      * its job itself, so a worker may still be recording its first search
      * when fork() runs. gcc 12's ASan (PARK_FOR_FORK above) would hand the
      * child its allocator locked: a broadcast waits until every worker has
-     * recorded events, and the fork waits until each has blocked, where it
-     * allocates nothing (a worker still on its way there could be growing
-     * its buffer: seen in CI, 3 runs in 300 under load, the child hung in
-     * its exit's leak check). Nothing wakes them until the children exit. */
+     * recorded events, and the fork waits until each sits in its futex wait,
+     * where it allocates nothing (a worker on its way there records its
+     * sleep and may grow its buffer: seen in CI, the child hung in its
+     * exit's leak check, 4 runs in 600 under load here). Nothing wakes them
+     * until the children exit. */
     if (PARK_FOR_FORK) {
         CHECK_EQ(weft_broadcast(NULL, record_on_every_worker, NULL), 0);
         wait_all_blocked(weft_pool_default());
+        wait_others_blocked();
     }
     char name[256];
     pid_t quiet = fork();
