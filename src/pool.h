@@ -51,10 +51,10 @@ typedef struct weft__worker {
     /* The thread and how it is claimed and stopped. */
     alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts and callers: a thread holds it */
     /* The job this worker runs innermost, for a context that waits for it
-     * (context.c, the take-back): its latch (NULL: it has none, or the
-     * worker runs no job), and the stack address below which the join
-     * frames it forks lie. The owner writes them around each job it runs;
-     * contexts read them. */
+     * (context.c, the take-back): its latch (NULL: no context waits for it,
+     * or the worker runs no job), and the stack address below which the
+     * join frames it forks lie. The owner writes them around each job it
+     * runs; contexts read them. */
     _Atomic(weft__latch *) serving;  /* A */
     _Atomic uintptr_t serving_below; /* A */
     pthread_t thread;
@@ -245,6 +245,14 @@ typedef struct weft__serving {
     uintptr_t below;
 } weft__serving;
 
+/* Is l's owner a context or caller slot of pool? Not a worker, nor a thread
+ * outside every pool, nor anything of another pool (a job injected from
+ * another pool's thread waits on a latch of that pool, whose index means
+ * nothing here). */
+static inline bool weft__latch_owned_by_context(const weft__latch *l, const weft_pool *pool) {
+    return l->pool == pool && l->owner >= pool->threads;
+}
+
 /* w runs a job with latch (NULL: none) whose frames lie below `below`, until
  * weft__worker_serve_end; returns what it served before. Release: a context
  * that reads the latch (acquire) reads this job's `below` or a later one, a
@@ -258,6 +266,7 @@ static inline weft__serving weft__worker_serve(weft__worker *w, weft__latch *lat
     return outer;
 }
 
+/* Back to the outer job. Release: as weft__worker_serve's, for its `below`. */
 static inline void weft__worker_serve_end(weft__worker *w, weft__serving outer) {
     atomic_store_explicit(&w->serving_below, outer.below, memory_order_relaxed);
     atomic_store_explicit(&w->serving, outer.latch, memory_order_release);

@@ -489,7 +489,6 @@ void weft__sleep_set_latch(weft__sleep *s, weft__latch *l) {
 
 void weft__sleep_nudge_context(weft__sleep *s, weft__latch *l) {
     /* Relaxed: a hint; the slot's lock decides. */
-    if (l->owner >= s->threads && l->owner != WEFT__LATCH_OUTSIDE &&
-        atomic_load_explicit(&l->state, memory_order_relaxed) == WEFT__LATCH_SLEEPING)
+    if (atomic_load_explicit(&l->state, memory_order_relaxed) == WEFT__LATCH_SLEEPING)
         wake_specific(s, l->owner, false);
 }

@@ -184,7 +184,7 @@ WEFT__HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);
  * SET: it is not touched after the swap. */
 WEFT__HIDDEN void weft__sleep_set_latch(weft__sleep *s, weft__latch *l);
 
-/* l's owner, a context asleep on it (context.c), is woken without l being
+/* l's owner, a context of this pool asleep on it (context.c), is woken without l being
  * set: the job it waits for shared work it may take back. A no-op unless it
  * sleeps on l now; one that falls asleep meanwhile sleeps on (a hint). */
 WEFT__HIDDEN void weft__sleep_nudge_context(weft__sleep *s, weft__latch *l);

@@ -183,8 +183,11 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
 void weft__worker_run_and_set(weft_fn *fn, void *arg, weft__group *group, weft__latch *done) {
     weft__worker *w = weft__current_worker(); /* jobs run on workers and contexts */
     weft__group *outer = weft__worker_enter(w, group);
-    /* fn's frames lie below ours: stacks grow down on weft's targets. */
-    weft__serving served = weft__worker_serve(w, done, (uintptr_t)__builtin_frame_address(0));
+    /* Named only if a context waits for it (nobody else looks, and a share
+     * then reads no other thread's latch: weft__context_nudge). fn's frames
+     * lie below ours: stacks grow down on weft's targets. */
+    weft__latch *awaited = weft__latch_owned_by_context(done, w->pool) ? done : NULL;
+    weft__serving served = weft__worker_serve(w, awaited, (uintptr_t)__builtin_frame_address(0));
     fn(arg);
     weft__worker_serve_end(w, served);
     weft__worker_leave(w, outer);

@@ -521,6 +521,38 @@ TEST(a_caller_leaves_an_outer_jobs_frame_to_the_workers) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
+/* A job injected from another pool's caller slot waits on a latch of that
+ * pool: the worker running it must not take it for one of its own pool's
+ * contexts when it shares work (the nudge would wake a slot of its pool by
+ * the other pool's index: here past the end of its slots, which ASan
+ * reports). The outer call sleeps on that latch before the job forks. */
+typedef struct two_pools {
+    weft_pool *outer, *inner;
+} two_pools;
+
+static void fork_once_the_caller_sleeps(void *arg) {
+    two_pools *t = arg;
+    unsigned slot = t->outer->threads + t->outer->contexts; /* the outer call's */
+    double deadline = check_now() + 10;
+    while (atomic_load(&t->outer->sleep.slots[slot].word) != WEFT__SLOT_ASLEEP) {
+        CHECK(check_now() < deadline);
+        sched_yield();
+    }
+    weft_join(nothing, NULL, nothing, NULL); /* shares B: nothing else is public */
+}
+
+static void call_the_inner_pool(void *arg) {
+    two_pools *t = arg;
+    weft_run(t->inner, fork_once_the_caller_sleeps, t);
+}
+
+TEST(a_job_from_another_pools_caller_wakes_no_slot_here) {
+    two_pools t = {make_pool(1), make_waiting_pool(1)}; /* inner: one slot, its worker */
+    weft_run(t.outer, call_the_inner_pool, &t);
+    CHECK_EQ(weft_pool_destroy(t.inner), 0);
+    CHECK_EQ(weft_pool_destroy(t.outer), 0);
+}
+
 /* The pool may be destroyed as soon as the work of a call is done, while the
  * caller is still returning from it (weft.h: weft_pool_destroy); the caller
  * must not touch the pool after that (callers.c, "Lifetime"). TSan reports a
