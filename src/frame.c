@@ -121,15 +121,17 @@ static void count_answer(weft__worker *w) {
 /* A frame's B run by whoever took it (a thief, or the owner from its
  * deque): in the group it was forked in; then its latch, last (the frame may
  * be gone after that: its owner waits for it). */
+static weft__frame *frame_of(weft__job *job) {
+    return (weft__frame *)((char *)job - offsetof(weft__frame, job));
+}
+
 static void frame_execute(weft__job *job) {
-    weft__frame *f = (weft__frame *)((char *)job - offsetof(weft__frame, job));
+    weft__frame *f = frame_of(job);
     weft__worker_run_and_set(f->fork.fn, f->fork.arg, f->fork.group, &f->done);
 }
 
 weft__frame *weft__frame_of_job(weft__job *job) {
-    if (job->execute != frame_execute)
-        return NULL;
-    return (weft__frame *)((char *)job - offsetof(weft__frame, job));
+    return job->execute == frame_execute ? frame_of(job) : NULL;
 }
 
 /* B as a job of the owner's pool, for whoever runs it elsewhere: its latch

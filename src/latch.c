@@ -97,12 +97,8 @@ bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg) 
     return false;
 }
 
-bool weft__latch_poll(weft__latch *l) {
-    return weft__latch_poll_until(l, NULL, NULL);
-}
-
 void weft__latch_wait_outside(weft__latch *l) {
-    if (weft__latch_poll(l))
+    if (weft__latch_poll_until(l, NULL, NULL))
         return;
     /* Acquire: pairs with the setter's release exchange. */
     uint32_t s = atomic_load_explicit(&l->state, memory_order_acquire);
