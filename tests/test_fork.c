@@ -462,8 +462,7 @@ static void trace_children(const char *path) {
      * recorded events, and the fork waits until each sits in its futex wait,
      * where it allocates nothing (a worker on its way there records its
      * sleep and may grow its buffer: seen in CI, the child hung in its
-     * exit's leak check, 4 runs in 600 under load here). Nothing wakes them
-     * until the children exit. */
+     * exit's leak check). Nothing wakes them until the children exit. */
     if (PARK_FOR_FORK) {
         CHECK_EQ(weft_broadcast(NULL, record_on_every_worker, NULL), 0);
         wait_all_blocked(weft_pool_default());
