@@ -25,7 +25,9 @@
  * quiet, would have no window to wake for: it would sleep through the gap
  * and be woken by the next call's first push, a wake-up on the critical
  * path. So the moment every worker went inactive during a call (idle_ns)
- * stands in for the quiet period's start in a sleeper's window: the
+ * stands in for the quiet period's start in a sleeper's window, until the
+ * call's end is recorded (also between the caller's count of its end and
+ * its record, when the worker that ran the call's last job decides): the
  * earliest it can be, so the sleeper wakes early, never late; if the call
  * outlasts that window, the sleeper finds the window past and sleeps
  * without a deadline (one early wake-up a call, at most).
@@ -154,7 +156,13 @@ bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose, bo
         !regular || gap > PREDICT_MAX_WAKES * wake_ns)
         return false;
     uint64_t quiet = atomic_load_explicit(&r->quiet_ns, memory_order_relaxed);
-    if (!quiet && tail && atomic_load_explicit(&r->calls, memory_order_relaxed))
+    /* Whether or not a call still runs: its end decrements calls before its
+     * caller records quiet_ns, and the worker whose job the caller waited
+     * for, which ran out as it set the caller free, decides in between; with
+     * neither it would sleep without a deadline. idle_ns is set only while a
+     * call runs and cleared by the next arrival or find: when set, it is
+     * this quiet period's earliest start. */
+    if (!quiet && tail)
         quiet = atomic_load_explicit(&r->idle_ns, memory_order_relaxed);
     *lo = *hi = 0;
     if (quiet) {

@@ -76,8 +76,9 @@ WEFT__HIDDEN unsigned weft__rhythm_engaged(const weft__rhythm *r);
  * wake-up as regular? If so and the pool is quiet, [*lo, *hi) is the window
  * in which work should end the quiet period, lo early by one wake-up; *lo =
  * *hi = 0 while the pool is busy. With `tail`, a pool whose workers all ran
- * out while a call still runs counts as quiet since then (idle_ns): the
- * earliest its quiet period can begin, so a window from it is never late. */
+ * out while a call still ran counts as quiet since then (idle_ns), until the
+ * call's end is recorded: the earliest its quiet period can begin, so a
+ * window from it is never late. */
 WEFT__HIDDEN bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose,
                                       bool tail, uint64_t *lo, uint64_t *hi);
 

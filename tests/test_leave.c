@@ -355,6 +355,30 @@ TEST(a_worker_that_runs_out_before_the_call_ends_wakes_for_the_next_call) {
     CHECK(decide_at(&p, 1201, &at) == WEFT__LEAVE_SLEEP && at == 0);
 }
 
+/* The same worker deciding as the call ends: the caller has counted the call
+ * done but not yet recorded the quiet period (rhythm.c), the moment the
+ * worker whose job the caller waited for decides, having run out as it set
+ * the caller free. It still sleeps until just before the next call, counted
+ * from when it ran out, not until the next call's first push wakes it. */
+TEST(a_worker_deciding_as_the_call_ends_wakes_for_the_next_call) {
+    policy p;
+    make(&p, 1, 2, false);
+    weft__rhythm_call_begin(&p.lp.rhythm, caller_rhythm(&p));
+    uint64_t gap = atomic_load(&p.lp.rhythm.gap_ns), dev = atomic_load(&p.lp.rhythm.gap_dev_ns);
+    uint64_t due = gap - dev - p.lv.wake_ns - p.lv.late_ns;
+    weft__leave_found(&p.lp, &p.lv, 0);
+    p.lv.gain_ns = -1;
+    weft__rhythm_quiet(&p.lp.rhythm, T0);       /* the worker ran out; the call runs on */
+    CHECK(weft__rhythm_call_end(&p.lp.rhythm)); /* the caller, before its record */
+    CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0);
+    uint64_t at;
+    CHECK(decide_at(&p, 5, &at) == WEFT__LEAVE_SLEEP);
+    CHECK_EQ(at, T0 + due);
+    weft__rhythm_quiet(&p.lp.rhythm, T0 + 6 * US); /* the caller's record */
+    CHECK(decide_at(&p, 7, &at) == WEFT__LEAVE_SLEEP);
+    CHECK_EQ(at, T0 + 6 * US + due);
+}
+
 /* Callers do not crowd workers out of the width: a caller helped by both
  * workers of a pool of two engages both of them, and two callers helped by
  * the one worker of a pool of one engage that worker (a rally wakes it). */
