@@ -418,6 +418,22 @@ TEST(a_context_takes_back_from_a_worker_that_fell_behind) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
+/* The same for a call at high priority: what its jobs fork goes on the high
+ * deques, the worker's too, where the take-back looks first. */
+static void loop_behind(void *arg) {
+    behind *b = arg;
+    weft_for(b->pool, 0, b->n, 0, fall_behind, b);
+}
+
+TEST(a_caller_takes_back_high_priority_work) {
+    weft_pool *pool = make_pool(1);
+    behind b = {
+        .pool = pool, .caller = pthread_self(), .slot = pool->threads + pool->contexts, .n = 1024};
+    CHECK_EQ(weft_run_priority(pool, loop_behind, &b, WEFT_PRIORITY_HIGH), 0);
+    check_taken_back(&b);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 /* What a caller takes back is its own call's; the worker may show it other
  * work while it runs the caller's, which the caller must leave to the
  * workers. The worker's first piece of the loop sets up such work (if
