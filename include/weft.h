@@ -620,10 +620,11 @@ typedef void weft_range_fn(size_t begin, size_t end, void *arg);
  * begin >= end).
  *  grain 0: adaptive: a few pieces per thread that takes part (the
  *    workers, and the caller when it takes part), split further where a
- *    piece was stolen; a piece runs in steps of an eighth (body is called
- *    once a step), and when a thread out of work asks the thread running
- *    the piece for more, the piece's rest splits for threads out of work to
- *    take, so uneven indices and a thread that falls behind balance out
+ *    piece was stolen; a piece runs in steps of at most an eighth of it
+ *    and a 128th of the range (body is called once a step), and when a
+ *    thread out of work asks the thread running the piece for more, the
+ *    piece's rest splits for threads out of work to take, so uneven
+ *    indices and a thread that falls behind balance out
  *    (load balancing without per-index overhead; near the loop's end a step
  *    may be a few indices: give a grain if each call of body costs much);
  *  grain g > 0: halves are split until a piece is shorter than 2*g, so no

@@ -13,7 +13,8 @@
  * while it has at least 2g indices, whoever runs it, so the tree depends
  * only on the range and the grain.
  *
- * A leaf (grain 0) runs its range in LEAF_STEPS steps, and before each step
+ * A leaf (grain 0) runs its range in steps (LEAF_STEPS a leaf, none longer
+ * than a LOOP_STEPS-th of the loop's range), and before each step
  * after the first it looks whether a thief asked this thread for work: a
  * search that found nothing public raises the request bit of every thread it
  * swept (worker.c, steal_work; frame.c). If one did, the rest of the leaf
@@ -57,6 +58,7 @@ typedef struct piece piece;
 
 typedef struct loop {
     size_t grain;
+    size_t step_max; /* grain 0: no leaf step is longer (loop_step_max) */
     unsigned threads;
     void (*leaf)(piece *p);                      /* a leaf's first step (weft_reduce: init too) */
     void (*step)(piece *p);                      /* a leaf's later step */
@@ -101,6 +103,21 @@ static bool should_split(piece *p) {
  * thread, where a step is an index. */
 #define LEAF_STEPS 8
 
+/* And no step is longer than a LOOP_STEPS-th of the loop's range. Few threads
+ * over a large range get few, long leaves (a quarter of the range each on
+ * two), and a request's wait should not grow with the leaf it meets: an
+ * uneven loop's costly leaf answered its thieves late. Bounded by a share
+ * of the loop, the wait is the same however the splitter cut it. Where many
+ * threads cut short leaves, an eighth of a leaf is the tighter bound, as
+ * before: finer steps there only multiplied the answers and the splits they
+ * cause. A loop pays at most LOOP_STEPS more calls of its body. */
+#define LOOP_STEPS 128
+
+static size_t loop_step_max(size_t begin, size_t end) {
+    size_t n = end - begin;
+    return n / LOOP_STEPS + (n % LOOP_STEPS != 0); /* rounded up, no overflow */
+}
+
 /* Has a thief asked w for work since w last answered? Relaxed: a hint,
  * which a thief raises without ordering anything; a stale request costs a
  * split, a missed one a step's delay. */
@@ -115,6 +132,8 @@ static void leaf_run(piece *p) {
     weft__worker *w = weft__current_worker(); /* NULL: the root runs outside any pool */
     size_t end = p->end, len = end - p->begin;
     size_t step = len / LEAF_STEPS + (len % LEAF_STEPS != 0); /* rounded up, no overflow */
+    if (step > l->step_max)
+        step = l->step_max;
     if (l->grain || !w) {
         l->leaf(p);
         return;
@@ -196,6 +215,7 @@ void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_rang
         return;
     }
     loop l = {.grain = grain,
+              .step_max = loop_step_max(begin, end),
               .threads = pool->threads,
               .leaf = for_leaf,
               .step = for_leaf,
@@ -249,6 +269,7 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
     if (weft__pool_lookup(pool, &pool) == ECHILD)
         return ECHILD;
     loop l = {.grain = grain,
+              .step_max = loop_step_max(begin, end),
               .threads = pool ? pool->threads : 1,
               .leaf = reduce_leaf,
               .step = reduce_step,

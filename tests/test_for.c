@@ -86,6 +86,16 @@ static void hold_the_worker(void *arg) {
         CHECK(check_now() < deadline);
 }
 
+/* A pool of one worker, held busy until b->release. */
+static weft_pool *pool_with_busy_worker(busy_worker *b) {
+    weft_pool *pool = make_pool(1);
+    CHECK_EQ(weft_spawn(pool, hold_the_worker, b), 0);
+    double deadline = check_now() + 10;
+    while (!atomic_load(&b->started))
+        CHECK(check_now() < deadline);
+    return pool;
+}
+
 typedef struct quarters {
     size_t n;
     _Atomic int crossings;
@@ -99,15 +109,36 @@ static void count_crossings(size_t begin, size_t end, void *arg) {
 }
 
 TEST(a_callers_loop_splits_for_the_caller_too) {
-    weft_pool *pool = make_pool(1);
     busy_worker b = {0};
-    CHECK_EQ(weft_spawn(pool, hold_the_worker, &b), 0);
-    double deadline = check_now() + 10;
-    while (!atomic_load(&b.started))
-        CHECK(check_now() < deadline);
+    weft_pool *pool = pool_with_busy_worker(&b);
     quarters q = {.n = 1000}; /* quarters that no halving of a half's steps meets */
     weft_for(pool, 0, q.n, 0, count_crossings, &q);
     atomic_store(&b.release, true);
     CHECK_EQ(atomic_load(&q.crossings), 0);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* No step is longer than a 128th of the loop's range (loop.c, LOOP_STEPS),
+ * however long the leaves: from a caller whose one worker is busy, the
+ * leaves are the range's quarters, whose eighths are 32nds of it. */
+typedef struct longest {
+    _Atomic size_t len;
+} longest;
+
+static void record_longest(size_t begin, size_t end, void *arg) {
+    longest *l = arg;
+    size_t seen = atomic_load(&l->len);
+    while (end - begin > seen && !atomic_compare_exchange_weak(&l->len, &seen, end - begin)) {
+    }
+}
+
+TEST(no_step_is_longer_than_a_128th_of_the_loop) {
+    busy_worker b = {0};
+    weft_pool *pool = pool_with_busy_worker(&b);
+    longest l = {0};
+    weft_for(pool, 0, 128 * 1000, 0, record_longest, &l);
+    atomic_store(&b.release, true);
+    CHECK(atomic_load(&l.len) <= 1000);
+    CHECK(atomic_load(&l.len) > 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
