@@ -58,7 +58,7 @@ typedef struct piece piece;
 
 typedef struct loop {
     size_t grain;
-    size_t step_max; /* grain 0: no leaf step is longer (loop_step_max) */
+    size_t step_max; /* grain 0: no leaf step is longer (LOOP_STEPS) */
     unsigned threads;
     void (*leaf)(piece *p);                      /* a leaf's first step (weft_reduce: init too) */
     void (*step)(piece *p);                      /* a leaf's later step */
@@ -113,9 +113,9 @@ static bool should_split(piece *p) {
  * cause. A loop pays at most LOOP_STEPS more calls of its body. */
 #define LOOP_STEPS 128
 
-static size_t loop_step_max(size_t begin, size_t end) {
-    size_t n = end - begin;
-    return n / LOOP_STEPS + (n % LOOP_STEPS != 0); /* rounded up, no overflow */
+/* n / d rounded up, without the overflow of (n + d - 1) / d. */
+static size_t div_up(size_t n, size_t d) {
+    return n / d + (n % d != 0);
 }
 
 /* Has a thief asked w for work since w last answered? Relaxed: a hint,
@@ -131,7 +131,7 @@ static void leaf_run(piece *p) {
     loop *l = p->loop;
     weft__worker *w = weft__current_worker(); /* NULL: the root runs outside any pool */
     size_t end = p->end, len = end - p->begin;
-    size_t step = len / LEAF_STEPS + (len % LEAF_STEPS != 0); /* rounded up, no overflow */
+    size_t step = div_up(len, LEAF_STEPS);
     if (step > l->step_max)
         step = l->step_max;
     if (l->grain || !w) {
@@ -215,7 +215,7 @@ void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_rang
         return;
     }
     loop l = {.grain = grain,
-              .step_max = loop_step_max(begin, end),
+              .step_max = div_up(end - begin, LOOP_STEPS),
               .threads = pool->threads,
               .leaf = for_leaf,
               .step = for_leaf,
@@ -269,7 +269,7 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
     if (weft__pool_lookup(pool, &pool) == ECHILD)
         return ECHILD;
     loop l = {.grain = grain,
-              .step_max = loop_step_max(begin, end),
+              .step_max = div_up(end - begin, LOOP_STEPS),
               .threads = pool ? pool->threads : 1,
               .leaf = reduce_leaf,
               .step = reduce_step,

@@ -184,9 +184,11 @@ WEFT__HIDDEN void weft__sleep_wake_sleepers(weft__sleep *s);
  * SET: it is not touched after the swap. */
 WEFT__HIDDEN void weft__sleep_set_latch(weft__sleep *s, weft__latch *l);
 
-/* l's owner, a context of this pool asleep on it (context.c), is woken without l being
- * set: the job it waits for shared work it may take back. A no-op unless it
- * sleeps on l now; one that falls asleep meanwhile sleeps on (a hint). */
+/* l's owner, a context of this pool asleep on it (context.c), is woken
+ * without l being set: the job it waits for shared work it may take back. A
+ * no-op unless it sleeps on l now; one that falls asleep meanwhile sleeps on
+ * (a hint). The caller checked that l is a context's of this pool
+ * (weft__latch_owned_by_context): its owner indexes this pool's slots. */
 WEFT__HIDDEN void weft__sleep_nudge_context(weft__sleep *s, weft__latch *l);
 
 /* Test hooks: read the counters; force the jobs event counter (to test
