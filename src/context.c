@@ -15,9 +15,9 @@
  * runs its whole workload itself without blocking. With nothing of its own
  * left, a waiting context takes back what the worker running the awaited
  * job shares of it (the take-back, below), and otherwise polls its latch
- * for as long as blocking would cost (as an outside waiter does), then
- * sleeps on it alone (owner_wait) until the latch's setter, or that worker
- * sharing more, wakes it. Caller slots (callers.c) are contexts that an
+ * for as long as a wake-up takes (poll_ns), then sleeps on it alone
+ * (owner_wait) until the latch's setter, or that worker sharing more,
+ * wakes it. Caller slots (callers.c) are contexts that an
  * outside thread holds for the length of one call.
  *
  * weft_thread_index() on a context thread is its slot, threads + i, so arrays
@@ -213,6 +213,24 @@ void weft__context_nudge(weft__worker *w) {
         weft__sleep_nudge_context(&w->pool->sleep, awaited);
 }
 
+/* How long a context with nothing to run polls its latch before it looks
+ * again, and at last sleeps. First for what a block costs, the outside
+ * waiter's rule (latch.c): a wait no longer than that takes nothing back.
+ * Once it has asked for its work back, for a wake-up's latency as well: the
+ * wait is inside the context's own call, and a sleep delays that call. Its
+ * end waits for the context's wake-up, and each answer to its request for
+ * the answering worker's wake call (weft__worker_offer) and the context's
+ * wake-up before it takes anything. Polling for as long as a wake-up takes
+ * meets what ends sooner at once; a longer wait costs the call the one
+ * wake-up that sleeping at once would have, and the poll's CPU besides. */
+static uint64_t poll_ns(bool asked) {
+    uint64_t block = weft__leave_block_cpu_ns();
+    if (!asked)
+        return block;
+    uint64_t wake = weft__leave_wake_latency_ns();
+    return wake > block ? wake : block;
+}
+
 void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
     bool polled = false, refused = false;
     while (!weft__latch_probe(latch)) {
@@ -226,7 +244,7 @@ void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
             continue;
         }
         /* Poll, until the thief (if any) shows work to take back. */
-        if (weft__latch_poll_until(latch, thief ? shows_work : NULL, thief))
+        if (weft__latch_poll_until(latch, thief ? shows_work : NULL, thief, poll_ns(polled)))
             return;
         if (!polled) { /* a wait no longer than a sleep's cost takes nothing back */
             polled = true;

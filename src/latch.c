@@ -76,16 +76,9 @@ void weft__latch_wake_up(weft__latch *l) {
                                             memory_order_relaxed, memory_order_relaxed);
 }
 
-/* An owner with nothing left to run (an outside thread, a context, a caller
- * slot) meets an idle worker's choice (leave.c): poll, or block and pay for a
- * wake-up. It polls for as long as blocking would cost it (its futex wait
- * and both context switches): a job that ends within that is met at once,
- * and a longer one costs the owner at most twice what blocking at once
- * would. Not for the waker's share of the round trip too, as a worker
- * searches: a poller holds a CPU that the job it waits for may need, which
- * that sum does not count (docs/performance.md measures it). */
-bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg) {
-    uint64_t start = weft__now_ns(), budget = weft__leave_block_cpu_ns();
+bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg,
+                            uint64_t budget_ns) {
+    uint64_t start = weft__now_ns();
     do {
         for (int i = 0; i < 64; i++) {
             /* Acquire: pairs with the setter's release exchange. */
@@ -93,12 +86,21 @@ bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg) 
                 return true;
             weft__cpu_relax();
         }
-    } while (!(stop && stop(arg)) && weft__now_ns() - start < budget);
+    } while (!(stop && stop(arg)) && weft__now_ns() - start < budget_ns);
     return false;
 }
 
+/* An outside thread with nothing left to run meets an idle worker's choice
+ * (leave.c): poll, or block and pay for a wake-up. It polls for as long as
+ * blocking would cost it (its futex wait and both context switches): a job
+ * that ends within that is met at once, and a longer one costs the owner at
+ * most twice what blocking at once would. Not for the waker's share of the
+ * round trip too, as a worker searches: a poller holds a CPU that the job it
+ * waits for may need, which that sum does not count (docs/performance.md
+ * measures it). A context, which waits inside its own call, polls longer
+ * (context.c). */
 void weft__latch_wait_outside(weft__latch *l) {
-    if (weft__latch_poll_until(l, NULL, NULL))
+    if (weft__latch_poll_until(l, NULL, NULL, weft__leave_block_cpu_ns()))
         return;
     /* Acquire: pairs with the setter's release exchange. */
     uint32_t s = atomic_load_explicit(&l->state, memory_order_acquire);

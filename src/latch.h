@@ -59,11 +59,12 @@ WEFT__HIDDEN void weft__latch_wait(weft__latch *l);
 WEFT__HIDDEN void weft__latch_set_outside(weft__latch *l);
 WEFT__HIDDEN void weft__latch_wait_outside(weft__latch *l);
 
-/* Owner only, with nothing else to do: poll for as long as blocking would
- * cost; true if the latch got set meanwhile, false once that time is spent
- * or as soon as stop(arg) (NULL: none; asked now and then) is true: the
- * owner has found something else to do (latch.c). */
-WEFT__HIDDEN bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg);
+/* Owner only, with nothing else to do: poll for budget_ns; true if the
+ * latch got set meanwhile, false once that time is spent or as soon as
+ * stop(arg) (NULL: none; asked now and then) is true: the owner has found
+ * something else to do. How long is the caller's choice (latch.c, context.c). */
+WEFT__HIDDEN bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg,
+                                         uint64_t budget_ns);
 
 /* Owner only, used by the sleep module: the Appendix A transitions.
  * get_sleepy: UNSET -> SLEEPY; fall_asleep: SLEEPY -> SLEEPING; both fail

@@ -121,6 +121,17 @@ uint64_t weft__leave_block_cpu_ns(void) {
     return ns ? ns : WAKE_INITIAL_NS;
 }
 
+/* How long a wake-up takes, from the waker's call to the sleeper running, as
+ * last averaged by any worker in the process (0: none yet): the machine's
+ * latency, not a pool's. Relaxed: a hint, written when a woken sleep ends. */
+_Atomic uint64_t weft__leave_wake_latency;
+
+uint64_t weft__leave_wake_latency_ns(void) {
+    uint64_t ns =
+        atomic_load_explicit(&weft__leave_wake_latency, memory_order_relaxed); /* a hint */
+    return ns ? ns : WAKE_INITIAL_NS;
+}
+
 void weft__leave_wake_call(weft__leave_pool *lp, uint64_t ns) {
     /* Relaxed: a hint; two wakers racing lose one sample. */
     uint64_t est = atomic_load_explicit(&lp->wake_call_ns, memory_order_relaxed);
@@ -210,8 +221,11 @@ unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__lea
         running_median(&lv->sleep_cpu_ns, clamp_wake(w->cpu_ns));
         atomic_store_explicit(&block_cpu_ns, lv->sleep_cpu_ns, memory_order_relaxed); /* a hint */
     }
-    if (w->woken_ns && w->now >= w->woken_ns)
+    if (w->woken_ns && w->now >= w->woken_ns) {
         weft__moving_average(&lv->wake_ns, clamp_wake(w->now - w->woken_ns));
+        atomic_store_explicit(&weft__leave_wake_latency, lv->wake_ns,
+                              memory_order_relaxed); /* a hint */
+    }
     if (w->woken_ns || !w->deadline)
         return 0;
     weft__moving_average(&lv->late_ns, clamp_wake(w->now > w->deadline ? w->now - w->deadline : 0));

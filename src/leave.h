@@ -159,6 +159,13 @@ WEFT__HIDDEN void weft__leave_wake_call(weft__leave_pool *lp, uint64_t ns);
  * worker in the process (before any: an unmeasured wake-up's). (any thread) */
 WEFT__HIDDEN uint64_t weft__leave_block_cpu_ns(void);
 
+/* The latency of a wake-up, from the waker's call to the sleeper running, as
+ * last averaged by any worker in the process (before any: an unmeasured
+ * wake-up's, clamped as every measured one). (any thread) The variable is
+ * the hint itself, which tests set; 0 is "none yet". */
+WEFT__HIDDEN uint64_t weft__leave_wake_latency_ns(void);
+WEFT__HIDDEN extern _Atomic uint64_t weft__leave_wake_latency;
+
 /* Pause before the next search round: a few spins, then yields. (owner) */
 WEFT__HIDDEN void weft__leave_backoff(unsigned *rounds);
 
