@@ -15,9 +15,9 @@
  * runs its whole workload itself without blocking. With nothing of its own
  * left, a waiting context takes back what the worker running the awaited
  * job shares of it (the take-back, below), and otherwise polls its latch
- * for as long as a wake-up takes (poll_ns), then sleeps on it alone
- * (owner_wait) until the latch's setter, or that worker sharing more,
- * wakes it. Caller slots (callers.c) are contexts that an
+ * (for what a block costs, then for a wake-up's latency: poll_ns), then
+ * sleeps on it alone (owner_wait) until the latch's setter, or that worker
+ * sharing more, wakes it. Caller slots (callers.c) are contexts that an
  * outside thread holds for the length of one call.
  *
  * weft_thread_index() on a context thread is its slot, threads + i, so arrays
@@ -141,11 +141,12 @@ static void owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) {
  * worker shares (weft__worker_offer, weft__sleep_nudge_context), since the
  * answer to its request may come long after its poll gave up.
  *
- * Not at once: the context first polls its latch for what a sleep costs, as
- * before, and takes back only from a worker that is still busy then. What
- * it takes makes the worker wait for it at its join; a worker no further
- * behind than that poll would reach the join first, and a short job's wait
- * would cost it a sleep and a wake-up that the take-back did not save. */
+ * Not at once: the context first polls its latch for what a block costs, as
+ * an outside waiter does, and takes back only from a worker that is still
+ * busy then. What it takes makes the worker wait for it at its join; a
+ * worker no further behind than that poll would reach the join first, and a
+ * short job's wait would cost it a sleep and a wake-up that the take-back
+ * did not save. */
 
 /* The worker that runs latch's job innermost (NULL: none does). */
 static weft__worker *thief_of(weft__worker *ctx, weft__latch *latch) {
@@ -214,18 +215,15 @@ void weft__context_nudge(weft__worker *w) {
 }
 
 /* How long a context with nothing to run polls its latch before it looks
- * again, and at last sleeps. First for what a block costs, the outside
- * waiter's rule (latch.c): a wait no longer than that takes nothing back.
- * Once it has asked for its work back, for a wake-up's latency as well: the
- * wait is inside the context's own call, and a sleep delays that call. Its
- * end waits for the context's wake-up, and each answer to its request for
- * the answering worker's wake call (weft__worker_offer) and the context's
- * wake-up before it takes anything. Polling for as long as a wake-up takes
- * meets what ends sooner at once; a longer wait costs the call the one
- * wake-up that sleeping at once would have, and the poll's CPU besides. */
-static uint64_t poll_ns(bool asked) {
+ * again, and at last sleeps. The first poll of a wait lasts what a block
+ * costs (the take-back's "not at once", above). Past it, a wake-up's
+ * latency: the wait is inside the context's own call, whose end a sleep
+ * delays by a wake-up, as it does each answer to the take-back's request
+ * (docs/sleep.md). The poll holds the context's own CPU, for at most a
+ * wake-up (a 50th of a phase's bound, the hint's clamp). */
+static uint64_t poll_ns(bool first) {
     uint64_t block = weft__leave_block_cpu_ns();
-    if (!asked)
+    if (first)
         return block;
     uint64_t wake = weft__leave_wake_latency_ns();
     return wake > block ? wake : block;
@@ -244,9 +242,9 @@ void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
             continue;
         }
         /* Poll, until the thief (if any) shows work to take back. */
-        if (weft__latch_poll_until(latch, thief ? shows_work : NULL, thief, poll_ns(polled)))
+        if (weft__latch_poll_until(latch, thief ? shows_work : NULL, thief, poll_ns(!polled)))
             return;
-        if (!polled) { /* a wait no longer than a sleep's cost takes nothing back */
+        if (!polled) { /* the first poll takes nothing back (the take-back, above) */
             polled = true;
             continue;
         }

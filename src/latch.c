@@ -90,15 +90,16 @@ bool weft__latch_poll_until(weft__latch *l, bool (*stop)(void *arg), void *arg,
     return false;
 }
 
-/* An outside thread with nothing left to run meets an idle worker's choice
- * (leave.c): poll, or block and pay for a wake-up. It polls for as long as
- * blocking would cost it (its futex wait and both context switches): a job
- * that ends within that is met at once, and a longer one costs the owner at
- * most twice what blocking at once would. Not for the waker's share of the
- * round trip too, as a worker searches: a poller holds a CPU that the job it
- * waits for may need, which that sum does not count (docs/performance.md
- * measures it). A context, which waits inside its own call, polls longer
- * (context.c). */
+/* The owner of an outside latch (an outside thread; a pool's creator
+ * waiting for its new workers to start, worker.c) with nothing left to run
+ * meets an idle worker's choice (leave.c): poll, or block and pay for a
+ * wake-up. It polls for as long as blocking would cost it (its futex wait
+ * and both context switches): a job that ends within that is met at once,
+ * and a longer one costs the owner at most twice what blocking at once
+ * would. Not for the waker's share of the round trip too, as a worker
+ * searches: a poller holds a CPU that the job it waits for may need, which
+ * that sum does not count (docs/performance.md measures it). A context,
+ * which waits inside its own call, polls longer (context.c). */
 void weft__latch_wait_outside(weft__latch *l) {
     if (weft__latch_poll_until(l, NULL, NULL, weft__leave_block_cpu_ns()))
         return;

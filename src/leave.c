@@ -123,12 +123,21 @@ uint64_t weft__leave_block_cpu_ns(void) {
 
 /* How long a wake-up takes, from the waker's call to the sleeper running, as
  * last averaged by any worker in the process (0: none yet): the machine's
- * latency, not a pool's. Relaxed: a hint, written when a woken sleep ends. */
-_Atomic uint64_t weft__leave_wake_latency;
+ * latency, not a pool's. Relaxed: a hint, written when a woken sleep ends.
+ * A line of its own: every woken worker of every pool writes it, and the
+ * words beside it are read on every sleep decision. */
+static struct {
+    alignas(WEFT__CACHELINE) _Atomic uint64_t ns; /* padded to the line by its alignment */
+} wake_latency;
+
+_Atomic uint64_t weft__leave_debug_wake_latency_ns;
 
 uint64_t weft__leave_wake_latency_ns(void) {
-    uint64_t ns =
-        atomic_load_explicit(&weft__leave_wake_latency, memory_order_relaxed); /* a hint */
+    uint64_t forced = atomic_load_explicit(&weft__leave_debug_wake_latency_ns,
+                                           memory_order_relaxed); /* a test hook */
+    if (WEFT__UNLIKELY(forced))
+        return forced;
+    uint64_t ns = atomic_load_explicit(&wake_latency.ns, memory_order_relaxed); /* a hint */
     return ns ? ns : WAKE_INITIAL_NS;
 }
 
@@ -223,8 +232,7 @@ unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__lea
     }
     if (w->woken_ns && w->now >= w->woken_ns) {
         weft__moving_average(&lv->wake_ns, clamp_wake(w->now - w->woken_ns));
-        atomic_store_explicit(&weft__leave_wake_latency, lv->wake_ns,
-                              memory_order_relaxed); /* a hint */
+        atomic_store_explicit(&wake_latency.ns, lv->wake_ns, memory_order_relaxed); /* a hint */
     }
     if (w->woken_ns || !w->deadline)
         return 0;

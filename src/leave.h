@@ -161,10 +161,12 @@ WEFT__HIDDEN uint64_t weft__leave_block_cpu_ns(void);
 
 /* The latency of a wake-up, from the waker's call to the sleeper running, as
  * last averaged by any worker in the process (before any: an unmeasured
- * wake-up's, clamped as every measured one). (any thread) The variable is
- * the hint itself, which tests set; 0 is "none yet". */
+ * wake-up's); like every measured one, at most WAKE_MAX_NS, a 50th of a
+ * phase's bound (leave.c). (any thread) */
 WEFT__HIDDEN uint64_t weft__leave_wake_latency_ns(void);
-WEFT__HIDDEN extern _Atomic uint64_t weft__leave_wake_latency;
+
+/* Test hook, relaxed: when nonzero, weft__leave_wake_latency_ns returns it. */
+WEFT__HIDDEN extern _Atomic uint64_t weft__leave_debug_wake_latency_ns;
 
 /* Pause before the next search round: a few spins, then yields. (owner) */
 WEFT__HIDDEN void weft__leave_backoff(unsigned *rounds);

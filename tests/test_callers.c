@@ -418,14 +418,14 @@ TEST(a_context_takes_back_from_a_worker_that_fell_behind) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
-/* A caller with nothing to run waits for a wake-up's latency before it
+/* A caller with nothing to run polls for a wake-up's latency before it
  * sleeps (context.c, poll_ns): its wait ends its own call. A pool of one
- * worker; the caller forks a job that the worker steals and runs for a
- * while, and the caller's half waits until it has started. The job then
- * makes a wake-up take a second, by the process-wide hint (after its own
- * wake-up, which set the hint, and before the caller reads it), and watches
- * the caller's slot for 50 ms: a caller that polled only for what a block
- * costs sleeps within microseconds. */
+ * worker, and a wake-up made to take a second (a test hook); the caller
+ * forks a job that the worker steals, and the caller's half waits until it
+ * has started. The job waits until the caller's take-back has asked it to
+ * share (the request bit, raised right before the poll past the first),
+ * then watches the caller's slot for 50 ms: a caller that polled only for
+ * what a block costs sleeps within microseconds. */
 typedef struct long_half {
     weft_pool *pool;
     unsigned slot; /* the caller's: its sleep slot */
@@ -441,8 +441,10 @@ static void wait_for_the_long_half(void *arg) {
 
 static void watch_the_caller(void *arg) {
     long_half *h = arg;
-    atomic_store(&weft__leave_wake_latency, (uint64_t)1000000000);
     atomic_store(&h->started, true);
+    double deadline = check_now() + 10;
+    while (!(atomic_load(&h->pool->workers[0].h.claim) & WEFT__CLAIM_REQUEST))
+        CHECK(check_now() < deadline);
     double end = check_now() + 0.05;
     while (check_now() < end)
         if (atomic_load(&h->pool->sleep.slots[h->slot].word) == WEFT__SLOT_ASLEEP)
@@ -456,8 +458,9 @@ static void fork_the_long_half(void *arg) {
 TEST(a_caller_polls_for_a_wake_up_before_it_sleeps) {
     weft_pool *pool = make_pool(1);
     long_half h = {.pool = pool, .slot = pool->threads + pool->contexts};
+    atomic_store(&weft__leave_debug_wake_latency_ns, (uint64_t)1000000000);
     weft_run(pool, fork_the_long_half, &h);
-    atomic_store(&weft__leave_wake_latency, 0); /* measured again */
+    atomic_store(&weft__leave_debug_wake_latency_ns, 0);
     CHECK(!atomic_load(&h.slept));
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }

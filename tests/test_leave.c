@@ -107,8 +107,10 @@ TEST(budget_is_the_cpu_cost_of_a_sleep) {
     }
     CHECK(searches(&p, 5));
     CHECK(!searches(&p, 15)); /* a mean would be about 75 us */
-    /* An outside waiter polls for the sleeper's share alone (latch.c). */
+    /* An outside waiter polls for the sleeper's share alone (latch.c); a
+     * context past its first poll for a wake-up's latency too (context.c). */
     CHECK(weft__leave_block_cpu_ns() >= 3 * US && weft__leave_block_cpu_ns() <= 5 * US);
+    CHECK_EQ(weft__leave_wake_latency_ns(), p.lv.wake_ns);
 }
 
 /* One sleep in eight has its CPU measured, the first one included. */
