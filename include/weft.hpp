@@ -800,7 +800,8 @@ void parallel_for(weft_pool *p, I begin, I end, std::size_t grain, const F &f) {
  *    per-piece state); or
  *  - per index, as f(I i), otherwise: weft loops over each piece for you.
  * Pieces: grain 0 (the default) is adaptive, grain g > 0 makes pieces of g to
- * 2g-1 indices (see weft_for). f runs concurrently on several threads through
+ * 2g-1 indices (see weft_for; grain 0's cuts on multiples of 64 count from
+ * begin here, as weft_for sees [0, end - begin)). f runs concurrently on several threads through
  * a const reference; it stays in the caller's frame (nothing is allocated).
  * If f throws, pieces that have not started are skipped and the first
  * exception is rethrown once every started piece has finished. */

@@ -118,6 +118,31 @@ static size_t div_up(size_t n, size_t d) {
     return n / d + (n % d != 0);
 }
 
+/* Cuts (grain 0: a split's middle, the end of a leaf's step) fall on
+ * multiples of CUT_ALIGN indices where that moves them little. Most loops
+ * index an array from a cache-line-aligned base, and a piece that starts
+ * mid-line makes every vector access of its body straddle lines or run
+ * unaligned, and shares its first line with the thread that ran the indices
+ * before it: a 128th of 10^7 `int`s starts 52 bytes into a line (what that
+ * cost the loop workload is in docs/performance.md). 64 indices are a line
+ * of bytes and whole lines of wider elements. The index, not its offset from
+ * the range's begin, is aligned: `a[i]` is aligned where i is. */
+#define CUT_ALIGN 64
+
+/* A cut moves down to the multiple below it where the piece it ends holds at
+ * least CUT_ALIGN_MIN indices: by less than a 64th of that piece. Down, not
+ * to the nearest, so a step keeps its bounds (an eighth of its leaf, a 128th
+ * of the loop); what they give up, under a 64th of the leaf, makes at most
+ * two steps more. */
+#define CUT_ALIGN_MIN (64 * CUT_ALIGN)
+
+/* Where to cut at `at` a piece that begins at `begin`. An aligned cut stays
+ * above begin (it moves by less than CUT_ALIGN, and at is CUT_ALIGN_MIN past
+ * begin) and at or below at, so inside whatever range at was a cut of. */
+static size_t cut_at(size_t begin, size_t at) {
+    return at - begin < CUT_ALIGN_MIN ? at : at & ~(size_t)(CUT_ALIGN - 1);
+}
+
 /* Has a thief asked w for work since w last answered? Relaxed: a hint,
  * which a thief raises without ordering anything; a stale request costs a
  * split, a missed one a step's delay. */
@@ -138,7 +163,7 @@ static void leaf_run(piece *p) {
         l->leaf(p);
         return;
     }
-    p->end = p->begin + step;
+    p->end = cut_at(p->begin, p->begin + step);
     l->leaf(p);
     while (p->end < end) {
         if (work_asked_of(w)) {
@@ -147,7 +172,7 @@ static void leaf_run(piece *p) {
             return;
         }
         p->begin = p->end;
-        p->end = end - p->begin > step ? p->begin + step : end;
+        p->end = end - p->begin > step ? cut_at(p->begin, p->begin + step) : end;
         l->step(p);
     }
 }
@@ -164,6 +189,8 @@ static void piece_run(void *arg) {
     }
     int me = weft_thread_index();
     size_t mid = p->begin + (p->end - p->begin) / 2;
+    if (!p->loop->grain) /* grain g > 0: exact halves, no piece under g */
+        mid = cut_at(p->begin, mid);
     piece left = {p->loop, p->begin, mid, p->splits, me, p->acc, 0};
     piece right = {p->loop, mid, p->end, p->splits, me, NULL, 0};
     p->loop->split(p, &left, &right);

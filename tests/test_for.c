@@ -142,3 +142,71 @@ TEST(no_step_is_longer_than_a_128th_of_the_loop) {
     CHECK(atomic_load(&l.len) > 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
+
+/* grain 0 cuts a range on multiples of 64 indices where the piece before the
+ * cut holds at least 4096 (weft.h): a piece's body starts on a cache line of
+ * an aligned array. */
+enum { CUT_ALIGN = 64, CUT_ALIGN_MIN = 4096, MAX_CALLS = 1 << 16 };
+
+typedef struct calls {
+    _Atomic size_t n;
+    size_t begin[MAX_CALLS], end[MAX_CALLS];
+} calls;
+
+static void record_call(size_t begin, size_t end, void *arg) {
+    calls *c = arg;
+    size_t k = atomic_fetch_add(&c->n, 1);
+    CHECK(k < MAX_CALLS);
+    c->begin[k] = begin;
+    c->end[k] = end;
+}
+
+static int by_begin(const void *a, const void *b) {
+    const size_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* The calls of c, sorted by begin, cover [begin, end) once; returns how many
+ * follow a call of at least CUT_ALIGN_MIN indices, each checked to start on a
+ * multiple of CUT_ALIGN. */
+static size_t check_aligned_cuts(calls *c, size_t begin, size_t end) {
+    size_t n = atomic_load(&c->n), (*pair)[2] = malloc(n * sizeof *pair), checked = 0;
+    for (size_t k = 0; k < n; k++) {
+        pair[k][0] = c->begin[k];
+        pair[k][1] = c->end[k];
+    }
+    qsort(pair, n, sizeof *pair, by_begin);
+    CHECK_EQ(pair[0][0], begin);
+    CHECK_EQ(pair[n - 1][1], end);
+    for (size_t k = 1; k < n; k++) {
+        CHECK_EQ(pair[k][0], pair[k - 1][1]);
+        if (pair[k - 1][1] - pair[k - 1][0] >= CUT_ALIGN_MIN) {
+            CHECK_EQ(pair[k][0] % CUT_ALIGN, 0);
+            checked++;
+        }
+    }
+    free(pair);
+    return checked;
+}
+
+TEST(cuts_fall_on_aligned_indices) {
+    /* The caller alone (its worker busy): leaves are the quarters and steps
+     * a 128th of 128 * 5001 indices, an odd count no halving aligns. */
+    static calls c;
+    busy_worker b = {0};
+    weft_pool *pool = pool_with_busy_worker(&b);
+    weft_for(pool, 10, 10 + 128 * 5001, 0, record_call, &c);
+    atomic_store(&b.release, true);
+    CHECK(check_aligned_cuts(&c, 10, 10 + 128 * 5001) >= 100);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    /* Workers that steal and ask for work: the cuts they cause as well. */
+    pool = make_pool(3);
+    size_t checked = 0;
+    for (int r = 0; r < 20; r++) {
+        atomic_store(&c.n, 0);
+        weft_for(pool, 3, 3 + 128 * 5001, 0, record_call, &c);
+        checked += check_aligned_cuts(&c, 3, 3 + 128 * 5001);
+    }
+    CHECK(checked > 0);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
