@@ -171,6 +171,7 @@ static int by_begin(const void *a, const void *b) {
  * multiple of CUT_ALIGN. */
 static size_t check_aligned_cuts(calls *c, size_t begin, size_t end) {
     size_t n = atomic_load(&c->n), (*pair)[2] = malloc(n * sizeof *pair), checked = 0;
+    CHECK(n > 0 && pair);
     for (size_t k = 0; k < n; k++) {
         pair[k][0] = c->begin[k];
         pair[k][1] = c->end[k];
