@@ -627,9 +627,9 @@ typedef void weft_range_fn(size_t begin, size_t end, void *arg);
  *    indices and a thread that falls behind balance out
  *    (load balancing without per-index overhead; near the loop's end a step
  *    may be a few indices: give a grain if each call of body costs much);
- *    a cut after 4096 indices or more of a piece falls on a multiple of 64,
- *    so the pieces of an array that starts a cache line (64 bytes) start
- *    one too;
+ *    a call of body on 4096 indices or more ends on a multiple of 64 (or
+ *    at end), so on an array that starts a cache line (64 bytes) the call
+ *    after it starts one too;
  *  grain g > 0: halves are split until a piece is shorter than 2*g, so no
  *    piece is shorter than g (unless the whole range is) and the pieces are
  *    the same on every run.

@@ -749,17 +749,39 @@ template <class F, class G, class... Rest> void invoke(F &&f, G &&g, Rest &&...r
 
 namespace detail {
 
+/* base + offset, modulo 2^N: the index an offset of weft_for's range
+ * stands for. */
+template <class I> I offset_index(I base, std::size_t offset) noexcept {
+    using U = std::make_unsigned_t<I>;
+    return static_cast<I>(static_cast<U>(static_cast<U>(base) + static_cast<U>(offset)));
+}
+
+/* Where weft_for's range for [begin, begin + n) starts: at begin's residue
+ * modulo 64, so that grain 0's calls end on multiples of 64 (weft_for) of
+ * the indices themselves, as they do in C (two's complement keeps a
+ * negative index's residue: 2^N is a multiple of 64). 0, offsets from
+ * begin, where the range would not fit. */
+template <class U> std::size_t range_start(U begin, std::size_t n) noexcept {
+    std::size_t k = static_cast<std::size_t>(begin % 64u);
+    return n <= SIZE_MAX - k ? k : 0;
+}
+
+/* begin - k, modulo 2^N: the index weft_for's offset 0 stands for. */
+template <class I> I range_base(I begin, std::size_t k) noexcept {
+    using U = std::make_unsigned_t<I>;
+    return static_cast<I>(static_cast<U>(static_cast<U>(begin) - static_cast<U>(k)));
+}
+
 /* parallel_for's state, in the caller's frame. f is called concurrently from
  * several threads, through a const reference: a mutable lambda, whose calls
  * would race on its captures, does not compile. */
 template <class I, class F> struct loop {
-    using U = std::make_unsigned_t<I>;
     const F *f;
-    I begin;
+    I base; /* range_base */
     first_error errors;
 
-    I index(std::size_t offset) const noexcept { /* begin + offset, modulo 2^N */
-        return static_cast<I>(static_cast<U>(static_cast<U>(begin) + static_cast<U>(offset)));
+    I index(std::size_t offset) const noexcept {
+        return offset_index(base, offset);
     }
     static void trampoline(std::size_t b, std::size_t e, void *self) noexcept {
         auto *l = static_cast<loop *>(self);
@@ -786,8 +808,9 @@ void parallel_for(weft_pool *p, I begin, I end, std::size_t grain, const F &f) {
         return;
     using U = std::make_unsigned_t<I>;
     std::size_t n = static_cast<U>(static_cast<U>(end) - static_cast<U>(begin));
-    loop<I, F> l{&f, begin, {}};
-    weft_for(p, 0, n, grain, &loop<I, F>::trampoline, &l);
+    std::size_t k = range_start(static_cast<U>(begin), n);
+    loop<I, F> l{&f, range_base(begin, k), {}};
+    weft_for(p, k, k + n, grain, &loop<I, F>::trampoline, &l);
     l.errors.rethrow();
 }
 
@@ -800,8 +823,8 @@ void parallel_for(weft_pool *p, I begin, I end, std::size_t grain, const F &f) {
  *    per-piece state); or
  *  - per index, as f(I i), otherwise: weft loops over each piece for you.
  * Pieces: grain 0 (the default) is adaptive, grain g > 0 makes pieces of g to
- * 2g-1 indices (see weft_for; grain 0's cuts on multiples of 64 count from
- * begin here, as weft_for sees [0, end - begin)). f runs concurrently on several threads through
+ * 2g-1 indices (see weft_for; grain 0's calls end on multiples of 64 of the
+ * indices themselves, as in C). f runs concurrently on several threads through
  * a const reference; it stays in the caller's frame (nothing is allocated).
  * If f throws, pieces that have not started are skipped and the first
  * exception is rethrown once every started piece has finished. */
@@ -891,15 +914,14 @@ namespace detail {
  * trivially copyable: weft copies accumulators as bytes and never destroys
  * them. */
 template <class I, class T, class F, class C> struct reduction {
-    using U = std::make_unsigned_t<I>;
     const T *identity;
     const F *f;
     const C *combine;
-    I begin;
+    I base; /* range_base */
     first_error errors;
 
     I index(std::size_t offset) const noexcept {
-        return static_cast<I>(static_cast<U>(static_cast<U>(begin) + static_cast<U>(offset)));
+        return offset_index(base, offset);
     }
     static T &acc(void *p) noexcept {
         return *std::launder(static_cast<T *>(p));
@@ -947,10 +969,11 @@ T reduce(weft_pool *p, I begin, I end, std::size_t grain, const T &identity, con
     std::size_t n =
         begin < end ? static_cast<U>(static_cast<U>(end) - static_cast<U>(begin)) : std::size_t{0};
     using R = reduction<I, T, F, C>;
-    R r{&identity, &f, &combine, begin, {}};
+    std::size_t k = range_start(static_cast<U>(begin), n);
+    R r{&identity, &f, &combine, range_base(begin, k), {}};
     weft_reducer reducer{sizeof(T), &R::init, &R::fold, &R::combine_into, &r};
     T result = identity;
-    int err = weft_reduce(p, 0, n, grain, &reducer, &result);
+    int err = weft_reduce(p, k, k + n, grain, &reducer, &result);
     r.errors.rethrow();
     if (err)
         throw_error(err, "weft_reduce");

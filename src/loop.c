@@ -110,7 +110,8 @@ static bool should_split(piece *p) {
  * of the loop, the wait is the same however the splitter cut it. Where many
  * threads cut short leaves, an eighth of a leaf is the tighter bound, as
  * before: finer steps there only multiplied the answers and the splits they
- * cause. A loop pays at most LOOP_STEPS more calls of its body. */
+ * cause. A loop pays at most LOOP_STEPS more calls of its body, and one more
+ * a leaf where its steps' ends are aligned (CUT_ALIGN_MIN). */
 #define LOOP_STEPS 128
 
 /* n / d rounded up, without the overflow of (n + d - 1) / d. */
@@ -123,24 +124,36 @@ static size_t div_up(size_t n, size_t d) {
  * index an array from a cache-line-aligned base, and a piece that starts
  * mid-line makes every vector access of its body straddle lines or run
  * unaligned, and shares its first line with the thread that ran the indices
- * before it: a 128th of 10^7 `int`s starts 52 bytes into a line (what that
- * cost the loop workload is in docs/performance.md). 64 indices are a line
- * of bytes and whole lines of wider elements. The index, not its offset from
- * the range's begin, is aligned: `a[i]` is aligned where i is. */
+ * before it; a step's bound, a share of the range, is rarely a multiple of
+ * anything (docs/performance.md: "Cuts on aligned indices"). 64 indices
+ * are a 64-byte line of bytes, and of anything two bytes wide or wider at
+ * least the pair of lines the adjacent-line prefetcher fetches together
+ * (WEFT__CACHELINE). The index, not its offset from the range's begin, is
+ * aligned: `a[i]` is aligned where i is. */
 #define CUT_ALIGN 64
 
-/* A cut moves down to the multiple below it where the piece it ends holds at
- * least CUT_ALIGN_MIN indices: by less than a 64th of that piece. Down, not
- * to the nearest, so a step keeps its bounds (an eighth of its leaf, a 128th
- * of the loop); what they give up, under a 64th of the leaf, makes at most
- * two steps more. */
+/* A cut moves down to the multiple at or below it where the part it ends (a
+ * step, or a split's left half) holds at least CUT_ALIGN_MIN indices: by less
+ * than a 64th of that part. Down, not to the nearest, so a step keeps its
+ * bounds (an eighth of its leaf, a 128th of the loop). What the steps give up
+ * makes at most one step more: a leaf is at most half the range (the root
+ * always splits), so it has at most 64 steps of a 128th, each giving up less
+ * than CUT_ALIGN, together less than CUT_ALIGN_MIN, which one step holds (a
+ * step whose end was aligned is at least that long). So every call of the
+ * body on CUT_ALIGN_MIN indices or more ends on a multiple of CUT_ALIGN, or
+ * at the range's end (weft.h). */
 #define CUT_ALIGN_MIN (64 * CUT_ALIGN)
 
-/* Where to cut at `at` a piece that begins at `begin`. An aligned cut stays
- * above begin (it moves by less than CUT_ALIGN, and at is CUT_ALIGN_MIN past
- * begin) and at or below at, so inside whatever range at was a cut of. */
+/* Where to cut at `at` a part that begins at `begin`. An aligned cut stays
+ * above begin (it moves by less than CUT_ALIGN, and at is at least
+ * CUT_ALIGN_MIN past begin) and at or below at, so inside whatever range at
+ * was a cut of. */
 static size_t cut_at(size_t begin, size_t at) {
-    return at - begin < CUT_ALIGN_MIN ? at : at & ~(size_t)(CUT_ALIGN - 1);
+    if (at - begin < CUT_ALIGN_MIN)
+        return at;
+    size_t cut = at & ~(size_t)(CUT_ALIGN - 1);
+    assert(cut > begin && cut <= at);
+    return cut;
 }
 
 /* Has a thief asked w for work since w last answered? Relaxed: a hint,

@@ -143,8 +143,8 @@ TEST(no_step_is_longer_than_a_128th_of_the_loop) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
-/* grain 0 cuts a range on multiples of 64 indices where the piece before the
- * cut holds at least 4096 (weft.h): a piece's body starts on a cache line of
+/* With grain 0 a call of body on 4096 indices or more ends on a multiple of
+ * 64, or at the range's end (weft.h): the next call starts on a cache line of
  * an aligned array. */
 enum { CUT_ALIGN = 64, CUT_ALIGN_MIN = 4096, MAX_CALLS = 1 << 16 };
 
@@ -199,8 +199,15 @@ TEST(cuts_fall_on_aligned_indices) {
     weft_for(pool, 10, 10 + 128 * 5001, 0, record_call, &c);
     atomic_store(&b.release, true);
     CHECK(check_aligned_cuts(&c, 10, 10 + 128 * 5001) >= 100);
+    /* There every cut, a split's middle as well as a step's end, cuts a part
+     * long enough to be aligned (a middle follows a quarter's short last
+     * step, which the check above does not count). */
+    for (size_t k = 0; k < atomic_load(&c.n); k++)
+        CHECK(c.begin[k] == 10 || c.begin[k] % CUT_ALIGN == 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
-    /* Workers that steal and ask for work: the cuts they cause as well. */
+    /* Workers that steal and ask for work: the cuts they cause as well (the
+     * rests handed on and the pieces stolen; how many calls qualify depends
+     * on the steals, so only the check of each is strict). */
     pool = make_pool(3);
     size_t checked = 0;
     for (int r = 0; r < 20; r++) {

@@ -231,6 +231,57 @@ TEST(parallel_for_calls_each_index_once) {
     CHECK_EQ(calls.load(), 8);
 }
 
+/* Grain 0's calls on 4096 indices or more end on multiples of 64 of the
+ * indices themselves, as in C (weft_for), not of their offsets from begin:
+ * for parallel_for and reduce, from an unaligned and a negative begin. */
+struct calls {
+    std::mutex m;
+    std::vector<std::pair<long, long>> seen;
+    void add(long b, long e) {
+        std::lock_guard<std::mutex> g(m);
+        seen.emplace_back(b, e);
+    }
+    /* The calls cover [begin, end) once; returns how many are long enough,
+     * each checked to end aligned. */
+    int check(long begin, long end) {
+        std::sort(seen.begin(), seen.end());
+        CHECK_EQ(seen.front().first, begin);
+        CHECK_EQ(seen.back().second, end);
+        int checked = 0;
+        for (std::size_t k = 0; k < seen.size(); k++) {
+            if (k > 0)
+                CHECK_EQ(seen[k].first, seen[k - 1].second);
+            if (seen[k].second - seen[k].first >= 4096 && seen[k].second != end) {
+                CHECK_EQ(((seen[k].second % 64) + 64) % 64, 0);
+                checked++;
+            }
+        }
+        seen.clear();
+        return checked;
+    }
+};
+
+TEST(grain_0_calls_end_on_aligned_indices) {
+    weft::pool p(threads(2));
+    calls c;
+    const long n = 128 * 5001; /* steps of a 128th: an odd count */
+    int checked = 0;           /* how many depends on the steals */
+    for (long begin : {3L, -1000003L}) {
+        weft::parallel_for(p, begin, begin + n, [&](long b, long e) { c.add(b, e); });
+        checked += c.check(begin, begin + n);
+        long total = weft::reduce(
+            p, begin, begin + n, 0L,
+            [&](long b, long e) {
+                c.add(b, e);
+                return e - b;
+            },
+            std::plus<>());
+        CHECK_EQ(total, n);
+        checked += c.check(begin, begin + n);
+    }
+    CHECK(checked > 0);
+}
+
 /* Iterators and containers, as std::for_each with a parallel policy. */
 TEST(parallel_for_over_iterators_and_containers) {
     weft::pool p(threads(4));
