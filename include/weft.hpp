@@ -759,11 +759,14 @@ template <class I> I offset_index(I base, std::size_t offset) noexcept {
 /* Where weft_for's range for [begin, begin + n) starts: at begin's residue
  * modulo 64, so that grain 0's calls end on multiples of 64 (weft_for) of
  * the indices themselves, as they do in C (two's complement keeps a
- * negative index's residue: 2^N is a multiple of 64). 0, offsets from
- * begin, where the range would not fit. */
-template <class U> std::size_t range_start(U begin, std::size_t n) noexcept {
-    std::size_t k = static_cast<std::size_t>(begin % 64u);
-    return n <= SIZE_MAX - k ? k : 0;
+ * negative index's residue: 2^N is a multiple of 64). The range fits:
+ * begin is at least k past the type's least value (a multiple of 64), and
+ * end at most its greatest, so k + n < 2^N. */
+template <class I> std::size_t range_start(I begin, std::size_t n) noexcept {
+    std::size_t k = static_cast<std::size_t>(static_cast<std::make_unsigned_t<I>>(begin) % 64u);
+    assert(n <= SIZE_MAX - k);
+    (void)n;
+    return k;
 }
 
 /* begin - k, modulo 2^N: the index weft_for's offset 0 stands for. */
@@ -808,7 +811,7 @@ void parallel_for(weft_pool *p, I begin, I end, std::size_t grain, const F &f) {
         return;
     using U = std::make_unsigned_t<I>;
     std::size_t n = static_cast<U>(static_cast<U>(end) - static_cast<U>(begin));
-    std::size_t k = range_start(static_cast<U>(begin), n);
+    std::size_t k = range_start(begin, n);
     loop<I, F> l{&f, range_base(begin, k), {}};
     weft_for(p, k, k + n, grain, &loop<I, F>::trampoline, &l);
     l.errors.rethrow();
@@ -969,7 +972,7 @@ T reduce(weft_pool *p, I begin, I end, std::size_t grain, const T &identity, con
     std::size_t n =
         begin < end ? static_cast<U>(static_cast<U>(end) - static_cast<U>(begin)) : std::size_t{0};
     using R = reduction<I, T, F, C>;
-    std::size_t k = range_start(static_cast<U>(begin), n);
+    std::size_t k = range_start(begin, n);
     R r{&identity, &f, &combine, range_base(begin, k), {}};
     weft_reducer reducer{sizeof(T), &R::init, &R::fold, &R::combine_into, &r};
     T result = identity;
