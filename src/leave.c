@@ -17,8 +17,8 @@
  *  | 7 | otherwise                               | search for up to the budget     |
  *
  * A sleeper whose pool's work is due before it would be woken wakes itself
- * just before, and wakes sleepers until as many workers search as that work
- * engages.
+ * just before (its own lateness before, twice: due_from), and wakes sleepers
+ * until as many workers search as that work engages.
  *
  * Why this order. The program's own word (1, 2) and choice (3) come first.
  * Rules 6-7 are the ski rental: with B, the budget, the CPU a sleep/wake
@@ -161,13 +161,28 @@ static bool oversubscribed(const weft__leave_pool *lp) {
                                    (uint64_t)lp->cpus * WEFT__RHYTHM_ONE + WEFT__RHYTHM_ONE / 2);
 }
 
+/* When a worker must be searching for work whose window opens at `lo`
+ * (0: none, the pool is busy): twice its usual lateness before. A timed
+ * wake-up runs late_ns late on average, so a deadline that much early is as
+ * often late as not; lateness has a long tail (a vCPU idle for a while wakes
+ * slowly), which a margin of its mean deviation did not cover and one of its
+ * mean does (docs/performance.md). Its own lateness, not a wake-up's latency:
+ * the deadline is its own, no waker's call is in it, and where workers
+ * outnumber the free CPUs a wake-up's measured latency is mostly the woken
+ * worker's wait for a CPU that a sibling holds, several times its lateness;
+ * searching that much early does not make that wait shorter, and holds a CPU
+ * for all of it. */
+static uint64_t due_from(const weft__leave *lv, uint64_t lo) {
+    return lo > 2 * lv->late_ns ? lo - 2 * lv->late_ns : 0;
+}
+
 /* Rule 4: the busy periods engage more than one worker, and the pool's work
  * is due now, or too soon to sleep first. */
 static bool pool_due(const weft__leave_pool *lp, const weft__leave *lv, uint64_t now) {
     uint64_t lo, hi;
     return weft__rhythm_wider_than(&lp->rhythm, FOLLOW_WIDTH) &&
            weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), true, &lo, &hi) &&
-           now + lv->late_ns >= lo && now < hi;
+           now >= due_from(lv, lo) && now < hi;
 }
 
 /* Rule 5: with a trusted rhythm in a pool whose busy periods oversubscribe
@@ -181,8 +196,8 @@ static bool implicit_phase(const weft__leave_pool *lp, const weft__leave *lv,
            (hi ? in->now < hi : in->now - in->search_ns < WEFT__PHASE_RETAIN_NS);
 }
 
-/* A deadline for a sleep that begins now: just before the pool's window
- * opens, if it is ahead and followed (0: none). */
+/* A deadline for a sleep that begins now: when the pool's work becomes due
+ * (due_from), if that is ahead and the rhythm followed (0: none). */
 static uint64_t wake_at(const weft__leave_pool *lp, const weft__leave *lv, uint64_t now) {
     uint64_t forced = atomic_load_explicit(&weft__leave_debug_wake_after_ns, memory_order_relaxed);
     uint64_t lo, hi;
@@ -191,7 +206,8 @@ static uint64_t wake_at(const weft__leave_pool *lp, const weft__leave *lv, uint6
     if (!weft__rhythm_wider_than(&lp->rhythm, FOLLOW_WIDTH) ||
         !weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), true, &lo, &hi))
         return 0;
-    return lo > now + lv->late_ns ? lo - lv->late_ns : 0;
+    uint64_t due = due_from(lv, lo);
+    return due > now ? due : 0;
 }
 
 weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,

@@ -166,7 +166,7 @@ bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose, bo
         quiet = atomic_load_explicit(&r->idle_ns, memory_order_relaxed);
     *lo = *hi = 0;
     if (quiet) {
-        *lo = quiet + (gap > spread + wake_ns ? gap - spread - wake_ns : 0);
+        *lo = quiet + (gap > spread ? gap - spread : 0);
         *hi = quiet + gap + spread + wake_ns;
     }
     return true;

@@ -74,7 +74,8 @@ WEFT__HIDDEN unsigned weft__rhythm_engaged(const weft__rhythm *r);
 /* Is the rhythm trusted, for a worker whose wake-up costs `wake_ns`, where
  * `loose` (busy periods wider than the CPUs) accepts a deviation within one
  * wake-up as regular? If so and the pool is quiet, [*lo, *hi) is the window
- * in which work should end the quiet period, lo early by one wake-up; *lo =
+ * in which work should end the quiet period, hi late by one wake-up (lo is
+ * not early by one: how early to be there is the sleeper's, leave.c); *lo =
  * *hi = 0 while the pool is busy. With `tail`, a pool whose workers all ran
  * out while a call still ran counts as quiet since then (idle_ns), until the
  * call's end is recorded: the earliest its quiet period can begin, so a
