@@ -163,10 +163,10 @@ static bool oversubscribed(const weft__leave_pool *lp) {
 
 /* When a worker must be searching for work whose window opens at `lo`
  * (0: none, the pool is busy): twice its usual lateness before. A timed
- * wake-up runs late_ns late on average, so a deadline that much early is as
- * often late as not; lateness has a long tail (a vCPU idle for a while wakes
- * slowly), which a margin of its mean deviation did not cover and one of its
- * mean does (docs/performance.md). Its own lateness, not a wake-up's latency:
+ * wake-up runs late_ns late on average, so a deadline that much early is
+ * late whenever a wake-up is later than the mean; lateness has a long tail,
+ * which a margin of its mean deviation did not cover and one of its mean
+ * does (docs/performance.md). Its own lateness, not a wake-up's latency:
  * the deadline is its own, no waker's call is in it, and where workers
  * outnumber the free CPUs a wake-up's measured latency is mostly the woken
  * worker's wait for a CPU that a sibling holds, several times its lateness;
@@ -252,8 +252,12 @@ unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__lea
     }
     if (w->woken_ns || !w->deadline)
         return 0;
+    /* Due by the lateness the deadline was set with: a wake-up less late
+     * than usual would otherwise move the due point past itself, and rally
+     * nobody however punctual it was. */
+    bool due = pool_due(lp, lv, w->now);
     weft__moving_average(&lv->late_ns, clamp_wake(w->now > w->deadline ? w->now - w->deadline : 0));
-    if (!pool_due(lp, lv, w->now))
+    if (!due)
         return 0;
     /* Rally: as many searchers as the busy periods engage. */
     return weft__rhythm_engaged(&lp->rhythm);

@@ -176,7 +176,7 @@ TEST(a_slow_wake_up_does_not_make_the_search_start_early) {
     uint64_t at;
     CHECK(decide_at(&p, 1, &at) == WEFT__LEAVE_SLEEP);
     CHECK_EQ(at, T0 + 200 * US - 1 * US - 2 * 2 * US);
-    CHECK(!searches(&p, 100)); /* a wake-up before the window: still asleep */
+    CHECK(!searches(&p, 50)); /* a wake-up before the window: still asleep */
     CHECK(!searches(&p, 190));
     CHECK(searches(&p, 196)); /* twice its lateness before the window */
     CHECK(searches(&p, 300)); /* late by up to a wake-up: still searched for */
@@ -184,12 +184,16 @@ TEST(a_slow_wake_up_does_not_make_the_search_start_early) {
 
 /* A sleeper its deadline woke as the pool's work is due rallies as many
  * searchers as the busy periods engage, every worker if they engage all (no
- * cap); one a waker woke, or that woke outside the window, rallies nobody. */
+ * cap), also one that woke exactly on time (less late than usual); one a
+ * waker woke, or that woke outside the window, rallies nobody. */
 TEST(timed_wake_rallies_searchers) {
     policy p;
     make(&p, 8, 2, false);
     rhythm(&p, 200 * US, 5 * US, 3);
-    weft__leave_wake w = {.now = T0 + 195 * US, .deadline = T0 + 194 * US};
+    uint64_t at = T0 + 200 * US - 5 * US - 2 * 2 * US; /* the deadline a sleeper sets */
+    weft__leave_wake on_time = {.now = at, .deadline = at};
+    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &on_time), 3);
+    weft__leave_wake w = {.now = at + 2 * US, .deadline = at};
     CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 3);
     rhythm(&p, 200 * US, 5 * US, 8);
     CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 8); /* no cap: all eight */
@@ -330,8 +334,8 @@ TEST(a_caller_is_one_of_the_pools_threads_during_its_call) {
     CHECK_EQ(atomic_load(&p.lp.rhythm.width), WEFT__RHYTHM_ONE);
     CHECK_EQ(atomic_load(&p.lp.rhythm.callers), WEFT__RHYTHM_ONE);
     CHECK_EQ(weft__rhythm_engaged(&p.lp.rhythm), 1);
-    /* Quiet since T0 - 200 us: due at T0, searched for from a wake-up and
-     * the lateness before, as pool_work_due_is_searched_for. */
+    /* Quiet since T0 - 200 us: due at T0, searched for from twice the
+     * lateness before, as pool_work_due_is_searched_for. */
     CHECK(searches(&p, 0));
     weft__leave_wake w = {.now = T0, .deadline = T0 - 1};
     CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 1); /* the worker, not the caller */
