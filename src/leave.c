@@ -176,13 +176,18 @@ static uint64_t due_from(const weft__leave *lv, uint64_t lo) {
     return lo > 2 * lv->late_ns ? lo - 2 * lv->late_ns : 0;
 }
 
-/* Rule 4: the busy periods engage more than one worker, and the pool's work
- * is due now, or too soon to sleep first. */
+/* Is the rhythm followed (its busy periods engage more than one worker,
+ * and it is trusted)? If so, [*lo, *hi) is its window (rhythm.h). */
+static bool followed_window(const weft__leave_pool *lp, const weft__leave *lv, uint64_t *lo,
+                            uint64_t *hi) {
+    return weft__rhythm_wider_than(&lp->rhythm, FOLLOW_WIDTH) &&
+           weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), true, lo, hi);
+}
+
+/* Rule 4: the pool's work is due now, or too soon to sleep first. */
 static bool pool_due(const weft__leave_pool *lp, const weft__leave *lv, uint64_t now) {
     uint64_t lo, hi;
-    return weft__rhythm_wider_than(&lp->rhythm, FOLLOW_WIDTH) &&
-           weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), true, &lo, &hi) &&
-           now >= due_from(lv, lo) && now < hi;
+    return followed_window(lp, lv, &lo, &hi) && now >= due_from(lv, lo) && now < hi;
 }
 
 /* Rule 5: with a trusted rhythm in a pool whose busy periods oversubscribe
@@ -203,8 +208,7 @@ static uint64_t wake_at(const weft__leave_pool *lp, const weft__leave *lv, uint6
     uint64_t lo, hi;
     if (WEFT__UNLIKELY(forced)) /* a test hook: relaxed, set while the pool runs */
         return now + forced;
-    if (!weft__rhythm_wider_than(&lp->rhythm, FOLLOW_WIDTH) ||
-        !weft__rhythm_window(&lp->rhythm, lv->wake_ns, oversubscribed(lp), true, &lo, &hi))
+    if (!followed_window(lp, lv, &lo, &hi))
         return 0;
     uint64_t due = due_from(lv, lo);
     return due > now ? due : 0;

@@ -245,6 +245,7 @@ struct calls {
     /* The calls cover [begin, end) once; returns how many are long enough,
      * each checked to end aligned. */
     int check(long begin, long end) {
+        CHECK(!seen.empty());
         std::sort(seen.begin(), seen.end());
         CHECK_EQ(seen.front().first, begin);
         CHECK_EQ(seen.back().second, end);
