@@ -83,6 +83,28 @@ void weft__os_barrier(void) {
     }
 }
 
+int weft__os_current_cpu(void) {
+    return sched_getcpu();
+}
+
+void weft__os_move_to_cpu_after(int from, unsigned k) {
+    cpu_set_t mask; /* a mask of more CPUs than cpu_set_t holds: EINVAL, a no-op */
+    int n = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
+    if (from < 0 || from >= CPU_SETSIZE || n < 2)
+        return;
+    int cpu = from;
+    for (unsigned steps = 0; steps <= k % (unsigned)n;) /* k + 1 CPUs of the mask on */
+        if (CPU_ISSET(cpu = (cpu + 1) % CPU_SETSIZE, &mask))
+            steps++;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    /* The first call moves the thread (the new mask leaves its CPU out,
+     * unless it is there already), the second gives back every CPU it had. */
+    if (sched_setaffinity(0, sizeof one, &one) == 0)
+        sched_setaffinity(0, sizeof mask, &mask);
+}
+
 unsigned weft__os_cpu_count(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {
