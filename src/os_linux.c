@@ -93,9 +93,10 @@ void weft__os_move_to_cpu_after(int from, unsigned k) {
     if (from < 0 || from >= CPU_SETSIZE || n < 2)
         return;
     int cpu = from;
-    for (unsigned steps = 0; steps <= k % (unsigned)n;) /* k + 1 CPUs of the mask on */
-        if (CPU_ISSET(cpu = (cpu + 1) % CPU_SETSIZE, &mask))
-            steps++;
+    for (unsigned left = k % (unsigned)n + 1; left > 0;) { /* the mask has n >= 2 CPUs */
+        cpu = (cpu + 1) % CPU_SETSIZE;
+        left -= CPU_ISSET(cpu, &mask) != 0;
+    }
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
