@@ -19,10 +19,9 @@
  *  - published: the owner pushes its oldest private frame on its split
  *    deque as a job, where thieves steal it as any other, when a thief
  *    asked (the REQUEST bit, raised by a search that found nothing public)
- *    or, at the first private frame of an episode, when a worker sleeps and
- *    none searches, or when nothing of its deque is public and a worker
- *    could come for it (publish_unasked; the deque's first private push
- *    shares when nothing is public too);
+ *    or, at the first private frame of an episode, when nothing of its
+ *    deque is public or a worker sleeps and none searches (the deque's
+ *    first private push shares on the same rule);
  *  - taken by force: a thief whose final check saw private frames and whose
  *    request stayed unanswered for a whole search (the owner runs a long A)
  *    takes the oldest one itself.
@@ -165,24 +164,6 @@ static weft__frame *publish(weft__worker *w, weft__frame *newest, weft__frame *b
     return oldest;
 }
 
-/* Should the episode's first private frame be published before anyone asks?
- * When a worker sleeps and none searches: the share's post wakes it. And
- * when nothing of d is public, for a worker to take without asking and
- * without a barrier, as the deque's first private push is shared; but only
- * where a worker could come for it: a caller's or a context's first frame
- * always (the workers take it), a worker's only if the pool has another.
- * A lone worker's other threads are callers and contexts, which take back
- * nothing but their own frames and, finding nothing public, ask for them
- * (context.c, take_back): their request is answered at the worker's next
- * fork or pop. Publishing for them cost the fork a lock, a push and a post
- * at the start of every piece it stole, before the first leaf of a
- * caller's loop could start. The spin model checks the protocol without the
- * rule (verify/frames.pml, NO_PUBLISH_ALONE). */
-static bool publish_unasked(weft__worker *w, weft__deque *d) {
-    bool taker = w->is_context || w->pool->threads > 1;
-    return (taker && weft__deque_public_empty(d)) || weft__sleep_wants_work(&w->pool->sleep);
-}
-
 void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *f) {
     weft__worker *w = (weft__worker *)h;
     weft__frame *fr = weft__frame_of(f);
@@ -192,13 +173,17 @@ void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *
     /* Relaxed: ordered by the fence; the lock's CAS decides. */
     uintptr_t c = atomic_load_explicit(&w->h.claim, memory_order_relaxed);
     weft__deque *d = &w->deques[weft__frame_prio(fr)];
-    if (!(c & WEFT__CLAIM_BITS) && !publish_unasked(w, d))
+    if (!(c & WEFT__CLAIM_BITS) && !weft__deque_public_empty(d) &&
+        !weft__sleep_wants_work(&w->pool->sleep))
         return; /* fr stays private: the episode's later frames need no fence */
     weft__debug_yield();
     c = owner_lock(w);
     weft__frame *bnd = weft__claim_frame(c);
     bool asked = c & WEFT__CLAIM_REQUEST;
-    if (asked || publish_unasked(w, d))
+    /* Published when asked, when a sleeper needs it, or when nothing of
+     * ours is public: a thief then takes the episode's first frame without
+     * asking and without a barrier, as the deque's first private push. */
+    if (asked || weft__deque_public_empty(d) || weft__sleep_wants_work(&w->pool->sleep))
         bnd = publish(w, fr, bnd);
     if (asked)
         count_answer(w);

@@ -195,32 +195,6 @@ TEST(join_takes_frames_from_a_deep_chain) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
-/* Where the first frame of an episode goes before anyone asks: published
- * for a worker to take (a caller's first frame, or a worker's with another
- * worker beside it), kept private by a lone worker, whose other threads are
- * callers and contexts that ask for what they take back (frame.c,
- * publish_unasked). A is the fork's first frame seen from its owner. */
-static void first_frame_seen(void *arg) {
-    *(bool *)arg = weft__frame_private_in_view(weft__current_worker());
-}
-
-static void fork_once(void *arg) {
-    weft_join(first_frame_seen, arg, nothing, NULL);
-}
-
-static bool first_frame_private(weft_pool *pool) {
-    bool private = false;
-    weft_run(pool, fork_once, &private);
-    CHECK_EQ(weft_pool_destroy(pool), 0);
-    return private;
-}
-
-TEST(join_a_lone_worker_keeps_its_first_frame_private) {
-    CHECK(first_frame_private(make_waiting_pool(1))); /* the root on the worker */
-    CHECK(!first_frame_private(make_waiting_pool(2)));
-    CHECK(!first_frame_private(make_pool(1))); /* the root on the caller */
-}
-
 /* A forced look that finds the claim word locked (the owner in its cold
  * path, or another thief's walk) waits for the lock and takes the frame; it
  * does not report a lost race, which sends the thief straight back for
