@@ -178,10 +178,7 @@ typedef struct weft_config {
        pool with on_start and callers 0 has no caller slots: its jobs may
        rely on what on_start set up on their thread (see callers). It runs
        after the worker's scheduling policy is chosen (weft_pool_create), so
-       it may set another (pthread_setschedparam), and after the worker has
-       moved to a CPU of its own (Linux: worker i to the (i+1)-th after the
-       creating thread's, among the CPUs that thread may use, whose affinity
-       mask it keeps), so it may pin the worker elsewhere. */
+       it may set another (pthread_setschedparam). */
     void (*on_start)(unsigned worker, void *user);
     /* Run last on each worker, while weft_pool_destroy stops it: the pool
        takes no new detached work then (weft_spawn, follow-ups and

@@ -68,16 +68,6 @@ WEFT__HIDDEN void weft__os_fork_child(void);
 WEFT__HIDDEN bool weft__os_barrier_init(void);
 WEFT__HIDDEN void weft__os_barrier(void);
 
-/* The CPU the calling thread runs on (-1 where unknown: the POSIX seam). */
-WEFT__HIDDEN int weft__os_current_cpu(void);
-/* Move the calling thread to the (k+1)-th CPU after `from` among those its
- * affinity mask allows, counting round the mask (k = 0: the next one), and
- * leave the mask as it was, so the kernel balances the thread from there as
- * from anywhere. A no-op where from is -1, the mask allows one CPU, or the
- * OS names no affinity (POSIX). Best effort: a refused call (a seccomp
- * filter) leaves the thread where it is. */
-WEFT__HIDDEN void weft__os_move_to_cpu_after(int from, unsigned k);
-
 /* Number of CPUs this process may run on (at least 1). */
 WEFT__HIDDEN unsigned weft__os_cpu_count(void);
 

@@ -83,29 +83,6 @@ void weft__os_barrier(void) {
     }
 }
 
-int weft__os_current_cpu(void) {
-    return sched_getcpu();
-}
-
-void weft__os_move_to_cpu_after(int from, unsigned k) {
-    cpu_set_t mask; /* a mask of more CPUs than cpu_set_t holds: EINVAL, a no-op */
-    int n = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
-    if (from < 0 || from >= CPU_SETSIZE || n < 2)
-        return;
-    int cpu = from;
-    for (unsigned left = k % (unsigned)n + 1; left > 0;) { /* the mask has n >= 2 CPUs */
-        cpu = (cpu + 1) % CPU_SETSIZE;
-        left -= CPU_ISSET(cpu, &mask) != 0;
-    }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    /* The first call moves the thread (the new mask leaves its CPU out,
-     * unless it is there already), the second gives back every CPU it had. */
-    if (sched_setaffinity(0, sizeof one, &one) == 0)
-        sched_setaffinity(0, sizeof mask, &mask);
-}
-
 unsigned weft__os_cpu_count(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) {

@@ -159,16 +159,6 @@ void weft__os_wake_all(_Atomic uint32_t *word) {
     wake(word);
 }
 
-/* POSIX names neither the current CPU nor a thread's affinity. */
-int weft__os_current_cpu(void) {
-    return -1;
-}
-
-void weft__os_move_to_cpu_after(int from, unsigned k) {
-    (void)from;
-    (void)k;
-}
-
 unsigned weft__os_cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (unsigned)n : 1;

@@ -105,9 +105,8 @@ struct weft_pool {
     void (*on_exit)(unsigned worker, void *user);   /* I */
     void *user;                                     /* I */
     size_t stack_size;                              /* I */
-    bool budgeted;   /* I: its workers draw from the CPU budget (budget.c) */
-    unsigned cpus;   /* I: the CPUs this process may use, read at creation */
-    int creator_cpu; /* I: where weft_pool_create started the workers (-1: unknown) */
+    bool budgeted; /* I: its workers draw from the CPU budget (budget.c) */
+    unsigned cpus; /* I: the CPUs this process may use, read at creation */
 };
 
 /* The worker running on this thread, or NULL outside every pool: the

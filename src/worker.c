@@ -300,15 +300,6 @@ static void *worker_main(void *arg) {
     weft_pool *pool = w->pool;
     if (!pass_start_gate(pool))
         return NULL;
-    /* Each worker starts on a CPU of its own, the index-th after its
-     * creator's. Linux starts a thread of a young process on its creator's
-     * CPU, and the creator, woken there by the last on_start, goes on to
-     * use the pool at once; a batch worker does not preempt it, so the
-     * worker waited behind its creator for a time slice or a balancing tick
-     * while another CPU idled: the first milliseconds of a new pool's work
-     * ran on one CPU (docs/performance.md, "Workers start away from their
-     * creator"). Before on_start, whose own choice of CPUs wins. */
-    weft__os_move_to_cpu_after(pool->creator_cpu, w->index);
     weft__set_current_worker(w);
     char name[32];
     snprintf(name, sizeof name, "%s-%u", pool->name, w->index);
@@ -351,7 +342,6 @@ int weft__workers_start(weft_pool *pool) {
     if (err)
         return err;
     err = pthread_attr_setstacksize(&attr, pool->stack_size);
-    pool->creator_cpu = weft__os_current_cpu();
     unsigned i = 0;
     for (; i < pool->threads && !err; i++) {
         pool->workers[i].stats.started_ns = weft__now_ns(); /* before the thread: I */

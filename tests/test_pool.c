@@ -255,54 +255,6 @@ TEST(workers_run_as_batch_work_unless_the_program_chose_a_policy) {
 }
 #endif
 
-#ifdef __linux__
-/* Each worker starts on a CPU of its own: worker i on the (i+1)-th after its
- * creator's among the CPUs the creator may use, its affinity mask the
- * creator's (worker.c, worker_main). The test thread runs on c0 and may use
- * c0 and c1: so worker 0 starts on c1, worker 1 on c0. */
-typedef struct start_cpus {
-    int cpu[2];
-    cpu_set_t mask[2];
-} start_cpus;
-
-static void record_start_cpu(unsigned worker, void *user) {
-    start_cpus *s = user;
-    s->cpu[worker] = sched_getcpu();
-    CHECK_EQ(sched_getaffinity(0, sizeof s->mask[worker], &s->mask[worker]), 0);
-}
-
-TEST(workers_start_on_the_cpus_after_their_creators) {
-    cpu_set_t all, pair, first;
-    CHECK_EQ(sched_getaffinity(0, sizeof all, &all), 0);
-    int c0 = -1, c1 = -1;
-    for (int c = 0; c < CPU_SETSIZE && c1 < 0; c++)
-        if (CPU_ISSET(c, &all))
-            *(c0 < 0 ? &c0 : &c1) = c;
-    if (c1 < 0 || weft__os_current_cpu() < 0)
-        return; /* one CPU, or a seam that names none (POSIX): nowhere to move */
-    CPU_ZERO(&first);
-    CPU_SET(c0, &first);
-    pair = first;
-    CPU_SET(c1, &pair);
-    CHECK_EQ(sched_setaffinity(0, sizeof first, &first), 0); /* returns on c0 */
-    CHECK_EQ(sched_setaffinity(0, sizeof pair, &pair), 0);   /* and stays there */
-    start_cpus s = {.cpu = {-1, -1}};
-    weft_config c = {.threads = 2, .on_start = record_start_cpu, .user = &s};
-    weft_pool *pool;
-    int before = sched_getcpu();
-    CHECK_EQ(weft_pool_create(&pool, &c), 0);
-    int after = sched_getcpu();
-    CHECK_EQ(weft_pool_destroy(pool), 0);
-    CHECK_EQ(sched_setaffinity(0, sizeof all, &all), 0);
-    for (int i = 0; i < 2; i++)
-        CHECK(CPU_EQUAL(&s.mask[i], &pair)); /* the mask given back */
-    if (before != c0 || after != c0)
-        return; /* the kernel moved the test thread meanwhile: no premise */
-    CHECK_EQ(s.cpu[0], c1);
-    CHECK_EQ(s.cpu[1], c0);
-}
-#endif
-
 static void destroy_self(void *arg) {
     CHECK_EQ(weft_pool_destroy((weft_pool *)arg), EDEADLK);
 }
