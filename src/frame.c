@@ -226,6 +226,27 @@ void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f
     }
 }
 
+/* A job that waits inside A (weft_event_wait, a join's wait for a stolen B)
+ * for what one of its own older frames' B does would wait for a thief to
+ * take that B, and a pool of one worker has none: callers and contexts
+ * never take a frame by force. So a waiting owner with nothing else to run
+ * publishes its oldest private frame and pops it itself, as it would a
+ * job pushed on its deque (worker.c). Under the owner's lock, as a pop's
+ * answer to a request; a request raised meanwhile is answered with it.
+ * Relaxed load of frames: the owner's own word. */
+bool weft__frame_publish_own(weft__worker *w) {
+    if (!weft__frame_private_in_view(w))
+        return false;
+    uintptr_t c = owner_lock(w);
+    weft__frame *bnd = weft__claim_frame(c);
+    weft__frame *top = weft__frame_of(atomic_load_explicit(&w->h.frames, memory_order_relaxed));
+    weft__frame *now = publish(w, top, bnd);
+    if (c & WEFT__CLAIM_REQUEST)
+        count_answer(w);
+    owner_unlock(w, now);
+    return now != bnd;
+}
+
 void weft__frame_request(weft__worker *v) {
     /* Relaxed: a hint, as the deque's movesplit; checked before written so
      * the line stays shared while thieves keep asking. Not filtered by a

@@ -171,8 +171,8 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
             weft__worker_serve_end(w, outer);
             weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
-            weft__budget_between_jobs(latch); /* counted searching, if it waits */
-        } else {
+            weft__budget_between_jobs(latch);     /* counted searching, if it waits */
+        } else if (!weft__frame_publish_own(w)) { /* else: pop it next round */
             weft__sleep_no_work_found(s, &idle, latch);
         }
     }

@@ -195,6 +195,40 @@ TEST(join_takes_frames_from_a_deep_chain) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
+/* A waits for what B does, on a pool of one worker, whose wait must run B
+ * itself: nobody else takes a private frame there. At the top of the
+ * worker's job (the episode's first frame, published because nothing else
+ * is), and one join deeper, where B's frame is private and the waiting
+ * worker publishes it for itself (frame.c, weft__frame_publish_own). */
+static void wait_event(void *arg) {
+    weft_event_wait(arg);
+}
+
+static void signal_event(void *arg) {
+    weft_event_signal(arg);
+}
+
+static void consumer_and_producer(void *arg) {
+    weft_join(wait_event, arg, signal_event, arg);
+}
+
+static void one_join_deeper(void *arg) {
+    weft_join(consumer_and_producer, arg, nothing, NULL);
+}
+
+TEST(join_a_waits_for_b_on_a_lone_worker) {
+    weft_fn *roots[] = {consumer_and_producer, one_join_deeper};
+    for (int i = 0; i < 2; i++) {
+        weft_pool *pool = make_waiting_pool(1); /* the root on the worker */
+        weft_event *e;
+        CHECK_EQ(weft_event_create(&e, pool, 1), 0);
+        weft_run(pool, roots[i], e);
+        CHECK(weft_event_is_set(e));
+        weft_event_destroy(e);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
 /* A forced look that finds the claim word locked (the owner in its cold
  * path, or another thief's walk) waits for the lock and takes the frame; it
  * does not report a lost race, which sends the thief straight back for
