@@ -226,16 +226,21 @@ void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f
     }
 }
 
-/* A job that waits inside A (weft_event_wait, a join's wait for a stolen B)
+/* A job that waits inside A (weft_event_wait, weft_run into another pool)
  * for what one of its own older frames' B does would wait for a thief to
  * take that B, and a pool of one worker has none: callers and contexts
- * never take a frame by force. So a waiting owner with nothing else to run
- * publishes its oldest private frame and pops it itself, as it would a
- * job pushed on its deque (worker.c). Under the owner's lock, as a pop's
+ * never take a frame by force. So a lone worker waiting with nothing else
+ * to run publishes its oldest private frame and pops it itself, as it
+ * would a job pushed on its deque (worker.c). Only a lone one: beside
+ * other workers, they take the frame by force and run it in parallel,
+ * while an owner that ran it itself would stack it above the waiting A,
+ * where a B that waits for A's continuation could never be resumed. (In a
+ * join's wait for a stolen B no frame is private: every frame older than a
+ * non-private one is non-private too.) Under the owner's lock, as a pop's
  * answer to a request; a request raised meanwhile is answered with it.
  * Relaxed load of frames: the owner's own word. */
 bool weft__frame_publish_own(weft__worker *w) {
-    if (!weft__frame_private_in_view(w))
+    if (w->pool->threads > 1 || !weft__frame_private_in_view(w))
         return false;
     uintptr_t c = owner_lock(w);
     weft__frame *bnd = weft__claim_frame(c);

@@ -218,11 +218,15 @@ static void one_join_deeper(void *arg) {
 
 TEST(join_a_waits_for_b_on_a_lone_worker) {
     weft_fn *roots[] = {consumer_and_producer, one_join_deeper};
-    for (int i = 0; i < 2; i++) {
-        weft_pool *pool = make_waiting_pool(1); /* the root on the worker */
+    for (int i = 0; i < 4; i++) { /* each root under each sleep protocol */
+        weft_config c = {.threads = 1,
+                         .callers_wait = true, /* the root on the worker */
+                         .wake = i < 2 ? WEFT_WAKE_TARGETED : WEFT_WAKE_ALL};
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, &c), 0);
         weft_event *e;
         CHECK_EQ(weft_event_create(&e, pool, 1), 0);
-        weft_run(pool, roots[i], e);
+        weft_run(pool, roots[i % 2], e);
         CHECK(weft_event_is_set(e));
         weft_event_destroy(e);
         CHECK_EQ(weft_pool_destroy(pool), 0);
