@@ -443,6 +443,13 @@ WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
  * on the default pool as weft_run does (the caller takes part).
  * Any thread. Memory: as weft_run, for both functions.
  * If a or b is NULL neither runs (asserts in debug builds).
+ * A wait inside a (weft_event_wait, a scope's or loop's end, weft_run into
+ * another pool) that finds nothing else of its thread's own to run runs b
+ * itself, if nobody took it: a wait never depends on another thread for
+ * work its own thread forked, so a may wait for what b does, whatever the
+ * other workers run. Hence b must not wait for what a does after such a
+ * wait: on one thread that is a cycle (as in oneTBB and Rayon, whose waits
+ * also run their own queued work).
  * In C11 with gcc or clang, weft_join is an inline function (weft/join.h)
  * whose fast path runs in the caller with direct calls to a and b; define
  * WEFT_NO_INLINE_JOIN before including weft.h, or write (weft_join)(...), to
@@ -696,10 +703,11 @@ WEFT_API void weft_event_signal(weft_event *event);
 WEFT_API bool weft_event_is_set(const weft_event *event);
 
 /* Return once the event is set. On a worker the caller keeps running jobs of
- * its pool and sleeps only when there is nothing to run; it is then woken by
- * the last signal itself (not by every event). On a thread holding a context
- * or inside a call that holds a caller slot (weft_run), it runs its own jobs
- * first. Elsewhere it blocks. Any
+ * its pool, its own first (the b of a weft_join it waits inside included),
+ * and sleeps only when there is nothing to run; it is then woken by the last
+ * signal itself (not by every event). On a thread holding a context or
+ * inside a call that holds a caller slot (weft_run), it runs its own jobs
+ * (those b included) first. Elsewhere it blocks. Any
  * thread, any number of threads at once. Memory: as weft_event_signal.
  * A NULL event returns at once (asserts in debug builds). */
 WEFT_API void weft_event_wait(weft_event *event);

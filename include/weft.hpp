@@ -713,7 +713,10 @@ template <class F> decltype(auto) run(pool_ref p, weft_priority priority, F &&f)
  * Returns void if both return void, else std::pair of their results (with
  * std::monostate for a void one): auto [a, b] = weft::join(f, g).
  * If either throws, the exception is rethrown once both have finished (f's if
- * both threw). Allocates nothing: both callables stay in the caller's frame. */
+ * both threw). Allocates nothing: both callables stay in the caller's frame.
+ * A wait inside f with nothing else of its thread's own to run runs g itself
+ * if nobody took it, so f may wait for what g does; g must not wait for what
+ * f does after such a wait (weft.h, weft_join). */
 template <class F, class G> auto join(F &&f, G &&g) {
     detail::call<F &&> a{&f, {}, {}};
     detail::call<G &&> b{&g, {}, {}};

@@ -234,6 +234,8 @@ void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
     while (!weft__latch_probe(latch)) {
         weft_priority prio;
         weft__job *job = own_work(ctx, &prio);
+        if (!job && weft__frame_publish_own(ctx)) /* frame.c: our private frames' B */
+            job = own_work(ctx, &prio);
         weft__worker *thief = NULL;
         if (!job && polled && !refused && (thief = thief_of(ctx, latch)) != NULL)
             job = take_back(ctx, thief, latch, &prio, &refused);

@@ -21,7 +21,10 @@
  *    asked (the REQUEST bit, raised by a search that found nothing public)
  *    or, at the first private frame of an episode, when nothing of its
  *    deque is public or a worker sleeps and none searches (the deque's
- *    first private push shares on the same rule);
+ *    first private push shares on the same rule); and every private frame
+ *    at once, oldest first, when the owner waits inside A with nothing of
+ *    its own left to run (weft__frame_publish_own), so that its wait pops
+ *    the newest;
  *  - taken by force: a thief whose final check saw private frames and whose
  *    request stayed unanswered for a whole search (the owner runs a long A)
  *    takes the oldest one itself.
@@ -146,6 +149,18 @@ static void make_job(weft__frame *f, weft__worker *owner) {
     f->done.pool = owner->pool;
 }
 
+/* Under the owner's lock: make f, a private frame whose older frames are
+ * not private, a job on w's deque of its priority and share it. False if the
+ * deque cannot grow: f stays private, as a job a full deque cannot take. */
+static bool push_frame(weft__worker *w, weft__frame *f) {
+    weft_priority p = weft__frame_prio(f);
+    make_job(f, w);
+    if (weft__deque_push(&w->deques[p], &f->job) != 0)
+        return false;
+    weft__worker_offer(w, &w->deques[p]); /* share, and wake a sleeper if needed */
+    return true;
+}
+
 /* Under the owner's lock: publish the oldest private frame below newest
  * (newest included) and above bnd, the largest piece of work; thieves that
  * want more ask again. Returns the newest frame that is now not private:
@@ -156,12 +171,31 @@ static weft__frame *publish(weft__worker *w, weft__frame *newest, weft__frame *b
     weft__frame *oldest = newest;
     while (weft__frame_prev(oldest) != bnd)
         oldest = weft__frame_prev(oldest);
-    weft_priority p = weft__frame_prio(oldest);
-    make_job(oldest, w);
-    if (weft__deque_push(&w->deques[p], &oldest->job) != 0)
-        return bnd;                       /* it stays private, as a job a full deque cannot take */
-    weft__worker_offer(w, &w->deques[p]); /* share, and wake a sleeper if needed */
-    return oldest;
+    return push_frame(w, oldest) ? oldest : bnd;
+}
+
+/* Under the owner's lock: publish every private frame from newest down to
+ * bnd, oldest first, so that the owner's next pop (LIFO) takes newest's B
+ * and thieves (FIFO) the oldest. The links run from newest to oldest, so
+ * each walk down keeps the last RING frames it passed, the oldest private
+ * ones, and pushes them from the bottom up; a chain of n frames costs n^2 /
+ * RING steps, in a wait that found nothing else to run. Returns the newest
+ * frame now not private (newest, unless the deque cannot grow). */
+static weft__frame *publish_every(weft__worker *w, weft__frame *newest, weft__frame *bnd) {
+    enum { RING = 32 };
+    while (bnd != newest) {
+        weft__frame *ring[RING];
+        unsigned n = 0;
+        for (weft__frame *f = newest; f != bnd; f = weft__frame_prev(f))
+            ring[n++ % RING] = f;
+        for (unsigned i = 0; i < n && i < RING; i++) {
+            weft__frame *f = ring[(n - 1 - i) % RING]; /* the oldest left */
+            if (!push_frame(w, f))
+                return bnd;
+            bnd = f;
+        }
+    }
+    return bnd;
 }
 
 void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *f) {
@@ -191,10 +225,13 @@ void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *
 }
 
 /* fr is not private: run what A left on our deque until we meet fr's B
- * (published and not stolen), or wait for its latch. */
+ * (published and not stolen), or wait for its latch. A latch already set
+ * (B ran in a wait inside A: weft__frame_publish_own) ends it at once: what
+ * is left on the deque is older work, not this join's. */
 static void finish(weft__worker *w, weft__frame *fr) {
     weft__job *job;
-    while ((job = weft__worker_pop_prio(w, weft__frame_prio(fr))) != NULL) {
+    while (!weft__latch_probe(&fr->done) &&
+           (job = weft__worker_pop_prio(w, weft__frame_prio(fr))) != NULL) {
         weft__stat_add(&w->stats.jobs, 1);
         if (job == &fr->job) {
             fr->fork.fn(fr->fork.arg);
@@ -226,26 +263,29 @@ void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f
     }
 }
 
-/* A job that waits inside A (weft_event_wait, weft_run into another pool)
- * for what one of its own older frames' B does would wait for a thief to
- * take that B, and a pool of one worker has none: callers and contexts
- * never take a frame by force. So a lone worker waiting with nothing else
- * to run publishes its oldest private frame and pops it itself, as it
- * would a job pushed on its deque (worker.c). Only a lone one: beside
- * other workers, they take the frame by force and run it in parallel,
- * while an owner that ran it itself would stack it above the waiting A,
- * where a B that waits for A's continuation could never be resumed. (In a
- * join's wait for a stolen B no frame is private: every frame older than a
- * non-private one is non-private too.) Under the owner's lock, as a pop's
- * answer to a request; a request raised meanwhile is answered with it.
- * Relaxed load of frames: the owner's own word. */
+/* A thread that waits inside A (weft_event_wait, a scope's end, weft_run
+ * into another pool) may wait for what one of its own private frames' B
+ * does; nobody else may ever take that B (every other worker runs a long
+ * job; callers and contexts never take a frame by force; without the
+ * process-wide barrier nobody does). So a waiting thread that found nothing
+ * of its own to run publishes every private frame and pops the newest,
+ * the sibling of the innermost waiting A, as it pops a job of its deque:
+ * a wait never depends on another thread for work that the waiting thread
+ * owns. The newest first, as a serial run would take them (Rayon's and
+ * oneTBB's waits pop their own deque alike); a B that waits for what its
+ * own A does after a wait is then a cycle (weft.h, weft_join). The older
+ * frames go public with it, for thieves. (In a join's wait for a stolen B
+ * no frame is private: every frame older than a non-private one is
+ * non-private too.) Under the owner's lock, as a pop's answer to a request;
+ * a request raised meanwhile is answered with it. Relaxed load of frames:
+ * the owner's own word. */
 bool weft__frame_publish_own(weft__worker *w) {
-    if (w->pool->threads > 1 || !weft__frame_private_in_view(w))
+    if (!weft__frame_private_in_view(w))
         return false;
     uintptr_t c = owner_lock(w);
     weft__frame *bnd = weft__claim_frame(c);
     weft__frame *top = weft__frame_of(atomic_load_explicit(&w->h.frames, memory_order_relaxed));
-    weft__frame *now = publish(w, top, bnd);
+    weft__frame *now = publish_every(w, top, bnd);
     if (c & WEFT__CLAIM_REQUEST)
         count_answer(w);
     owner_unlock(w, now);

@@ -62,9 +62,9 @@ typedef struct weft__worker weft__worker;
 /* The frame whose B job is (NULL: job is not a join frame's). */
 WEFT__HIDDEN weft__frame *weft__frame_of_job(weft__job *job);
 
-/* The owner, about to search or sleep in a participating wait: if it is its
- * pool's only worker, publish its oldest private frame for the wait to pop.
- * True if one was published. */
+/* The owner, in a participating wait that found nothing of its own to run:
+ * publish every private frame, oldest first, for the wait to pop the
+ * newest. True if one was published. */
 WEFT__HIDDEN bool weft__frame_publish_own(weft__worker *w);
 
 /* A thief found nothing public on v: ask v to publish its private frames. */

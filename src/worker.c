@@ -96,6 +96,10 @@ static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority *run_p
     weft_priority prio = *run_prio;
     if (deques) {
         weft__job *job = weft__worker_pop_prio(w, prio);
+        /* Our own private frames before other workers' jobs: a wait inside
+         * A may be for one of them (frame.c, weft__frame_publish_own). */
+        if (!job && weft__frame_publish_own(w))
+            job = weft__worker_pop_prio(w, prio);
         if (!job)
             job = steal_work(w, more, run_prio);
         if (job)
@@ -171,8 +175,8 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
             weft__worker_serve_end(w, outer);
             weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
-            weft__budget_between_jobs(latch);     /* counted searching, if it waits */
-        } else if (!weft__frame_publish_own(w)) { /* else: pop it next round */
+            weft__budget_between_jobs(latch); /* counted searching, if it waits */
+        } else {
             weft__sleep_no_work_found(s, &idle, latch);
         }
     }

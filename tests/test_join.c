@@ -2,6 +2,7 @@
 /* weft_join and weft_run: deep nesting, fib, which pool NULL means, and
  * frames taken by force. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -268,4 +269,107 @@ TEST(forced_frame_steal_waits_for_a_held_lock) {
     /* Taken: claim names it, unlocked, with the thief's request raised. */
     CHECK_EQ(atomic_load(&locked_victim.h.claim), (uintptr_t)&f | WEFT__CLAIM_REQUEST);
     CHECK_EQ(pthread_join(t, NULL), 0);
+}
+
+/* ---- a waiting thread runs what it owns ---------------------------------
+ *
+ * A joins B; A waits (an event, or a nested scope whose job waits) for what
+ * B does; B's frame is private, one join below the top of the waiting
+ * thread's work. Every other worker is busy in a job that spins until the
+ * waiter is done, so nobody but the waiting thread can run B: its wait must
+ * run it, whatever kind of thread waits (a worker, an outside caller in its
+ * caller slot, a context), in pools of one to three workers, under both
+ * sleep protocols. Without that the case hangs (ctest's timeout). */
+typedef struct owned {
+    weft_event *e;
+    bool nested_scope; /* A waits in a scope's end, not in the event */
+} owned;
+
+static _Atomic bool spinners_stop;
+static _Atomic unsigned spinners_started;
+
+static void spin_until_stopped(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&spinners_started, 1);
+    while (!atomic_load(&spinners_stop))
+        sched_yield();
+}
+
+static void wait_in_job(weft_scope *scope, void *arg) {
+    CHECK_EQ(weft_scope_spawn(scope, wait_event, arg), 0);
+}
+
+static void owned_a(void *arg) {
+    owned *o = arg;
+    if (o->nested_scope)
+        weft_scope_run(NULL, wait_in_job, o->e);
+    else
+        weft_event_wait(o->e);
+}
+
+static void owned_b(void *arg) {
+    weft_event_signal(((owned *)arg)->e);
+}
+
+static void owned_join(void *arg) {
+    weft_join(owned_a, arg, owned_b, arg);
+}
+
+/* B's frame private: the top join's frame is the episode's first, which
+ * may be published; this one is not. */
+static void owned_root(void *arg) {
+    weft_join(owned_join, arg, nothing, NULL);
+    atomic_store(&spinners_stop, true); /* the waiter is done */
+}
+
+enum owner_kind { OWNER_WORKER, OWNER_CALLER, OWNER_CONTEXT };
+
+static void run_owned(enum owner_kind kind, unsigned threads, weft_wake wake, bool nested) {
+    weft_config c = {.threads = threads,
+                     .wake = wake,
+                     .callers_wait = kind == OWNER_WORKER,
+                     .callers = kind == OWNER_CALLER, /* with either protocol */
+                     .contexts = kind == OWNER_CONTEXT};
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &c), 0);
+    /* Every worker the root does not run on is busy. */
+    unsigned busy = kind == OWNER_WORKER ? threads - 1 : threads;
+    atomic_store(&spinners_stop, false);
+    atomic_store(&spinners_started, 0);
+    for (unsigned i = 0; i < busy; i++)
+        CHECK_EQ(weft_spawn(pool, spin_until_stopped, NULL), 0);
+    while (atomic_load(&spinners_started) < busy)
+        sched_yield();
+    owned o = {.nested_scope = nested};
+    CHECK_EQ(weft_event_create(&o.e, pool, 1), 0);
+    if (kind == OWNER_CONTEXT) {
+        weft_context *ctx;
+        CHECK_EQ(weft_context_acquire(pool, &ctx), 0);
+        owned_root(&o);
+        weft_context_release(ctx);
+    } else {
+        weft_run(pool, owned_root, &o);
+    }
+    CHECK(weft_event_is_set(o.e));
+    weft_event_destroy(o.e);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+static void owned_every_pool(enum owner_kind kind) {
+    for (unsigned threads = 1; threads <= 3; threads++)
+        for (int wake = 0; wake < 2; wake++)
+            for (int nested = 0; nested < 2; nested++)
+                run_owned(kind, threads, wake ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED, nested);
+}
+
+TEST(a_waiting_worker_runs_its_own_b) {
+    owned_every_pool(OWNER_WORKER);
+}
+
+TEST(a_waiting_caller_runs_its_own_b) {
+    owned_every_pool(OWNER_CALLER);
+}
+
+TEST(a_waiting_context_runs_its_own_b) {
+    owned_every_pool(OWNER_CONTEXT);
 }

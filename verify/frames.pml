@@ -56,7 +56,16 @@
  * depth holds another job.
  *
  * One owner, NT thieves, NJOBS forks. The owner forks and pops in any order,
- * and after its last fork stops for good (a long A). Thieves run worker.c's
+ * and after its last fork stops for good (a long A); or, with WAIT_IN_A,
+ * its innermost A waits for the B of a frame of its own (any of those
+ * linked, chosen at random), then pops every frame. A waiting owner runs
+ * its own work first (frame.c, weft__frame_publish_own): the newest frame
+ * of its own that is published and not taken (its deque's pop); else, if
+ * frames of its own are private, it publishes every one under its lock and
+ * looks again; else it sleeps until the B it waits for has run. NT = 0 is
+ * a pool whose other workers are all busy for ever; NO_FORCE, thieves
+ * without the process-wide barrier (the POSIX seam), who never take a frame
+ * by force. Thieves run worker.c's
  * search as verify/deque.pml models it: steal a published frame, or ask;
  * before sleeping count, fence and look (published frames: search again;
  * private frames: take one by force in the next sweep, unless a spent look
@@ -64,7 +73,11 @@
  * if it sees work. Checks:
  *   - every B runs exactly once (assert);
  *   - no thief sleeps for ever while a frame is left that no running thread
- *     will take, and the owner never waits for ever (invalid end states).
+ *     will take, and the owner never waits for ever (invalid end states);
+ *     with WAIT_IN_A, that includes a wait for its own B when no thief
+ *     helps (NT = 0, or NO_FORCE): no wait depends on another thread's
+ *     progress for work the waiting thread owns. NO_SELF_PUBLISH removes
+ *     the waiting owner's publish: such a wait then hangs.
  */
 
 #ifndef NJOBS
@@ -88,7 +101,7 @@ byte lock = 0;        /* claim: the thief (1..NT) looking, 0 none */
 byte sleepers = 0;    /* thieves counted asleep */
 byte searching = NT;  /* thieves inactive and not asleep */
 bit wake = 0;         /* a publish posted jobs while someone slept */
-bit answered[NT + 1]; /* a publish since the thief's last private check (an
+bit answered[NT + 2]; /* a publish since the thief's last private check (an
                          answer counter in the code: it ends a spent look) */
 byte taken[NJOBS];
 byte ntaken = 0;
@@ -126,6 +139,11 @@ inline publish(limit) {
     answered[NT] = 1
 }
 
+/* Every private frame below limit: the waiting owner's publish. */
+inline publish_all(limit) {
+    publish(limit)
+}
+
 /* The oldest private frame only, if there is one below limit (the code's
  * publish: thieves take one at a time, the oldest, and ask again). */
 inline publish_one(limit) {
@@ -138,6 +156,10 @@ inline publish_one(limit) {
 proctype Owner() {
     byte depth = 0, k = 0, d, lo, cb;
     bit cl, cr, nonpriv, got;
+#ifdef WAIT_IN_A
+    byte target, dd;
+    bit waited = 0;
+#endif
     do
     :: k < NJOBS ->            /* fork: the frame, then top, then claim */
         d_step { cb = 0; cl = 0; cr = 0; lo = 0; nonpriv = 0; got = 0; d = 0 } /* dead: fewer states */
@@ -199,7 +221,51 @@ proctype Owner() {
             :: else -> atomic { take(fid[d]) }
             fi
         fi
+#ifndef WAIT_IN_A
     :: k == NJOBS -> break     /* its A runs for ever */
+#else
+    :: k == NJOBS && !waited && depth > 0 ->
+        /* A waits for the B of frame `target`, running its own work. */
+        waited = 1;
+        target = 0;
+        do
+        :: target + 1 < depth -> target++
+        :: break
+        od;
+        do
+        :: taken[fid[target]] > 0 -> break /* the latch of A's wait */
+        :: else ->
+            /* The deque's pop: the newest published frame of its own. */
+            atomic {
+                dd = depth;
+                got = 0;
+                do
+                :: dd > 0 && !inpub[dd - 1] -> dd--
+                :: dd > 0 && inpub[dd - 1] -> dd--; inpub[dd] = 0; npub--; got = 1; break
+                :: dd == 0 -> break
+                od
+            };
+            if
+            :: got -> atomic { take(fid[dd]); fdone[dd] = 1 } /* B, then its latch */
+            :: else ->
+                drain();       /* the lock's CAS */
+                atomic {
+                    lock == 0; /* a thief is looking: wait until it is done */
+#ifndef NO_SELF_PUBLISH
+                    if
+                    :: depth > bnd -> publish_all(depth); got = 1
+                    :: else
+                    fi
+#endif
+                };
+                if
+                :: got         /* pop it next round */
+                :: else -> taken[fid[target]] > 0 /* nothing of its own: sleep */
+                fi
+            fi
+        od
+    :: k == NJOBS && depth == 0 -> break /* every frame popped */
+#endif
     od
 }
 
@@ -258,6 +324,7 @@ proctype Thief(byte me) {
                 found(more)
             :: else
             fi
+#ifndef NO_FORCE
         :: !PUBLIC && force -> /* private frames left unanswered: force */
             force = 0;
             /* lock and req by one CAS: a look that finds nothing is spent, and the
@@ -285,6 +352,9 @@ proctype Thief(byte me) {
                                           waits for it and tries again a few times,
                                           which is this CAS taken at a later step */
             fi
+#else
+        :: !PUBLIC && force -> force = 0 /* no barrier: a look takes nothing */
+#endif
         :: !PUBLIC && !force ->
             req = 1;           /* ask */
             atomic { sleepers++; searching-- };   /* the counting CAS, then the SleepFence */
@@ -312,7 +382,9 @@ proctype Thief(byte me) {
 init {
     atomic {
         run Owner();
+#if NT >= 1
         run Thief(1);
+#endif
 #if NT >= 2
         run Thief(2);
 #endif

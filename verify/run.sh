@@ -82,6 +82,11 @@ CHECKS=(
 "frames-broken-no-private-handover|lost|join frames, the last searcher hands over for published frames only|-DNJOBS=2 -DNO_PRIVATE_HANDOVER|frames"
 "frames-broken-fork-ignores-bits|lost|join frames, a fork past the first private one ignores lock and req: a sleeper beside a stranded frame (3 forks)|-DNJOBS=3 -DNO_FORK_BITS|frames"
 "frames-broken-spent-on-late-answer|lost|join frames, a spent look outlives the owner's answer: a sleeper beside a frame forked after it (3 forks)|-DNJOBS=3 -DSPENT_ON_ANSWER|frames"
+"frames-wait|pass|join frames, the owner's A waits for one of its own B, running its own work meanwhile: every B once, nobody waits for ever (2 thieves, 2 forks)|-DNJOBS=2 -DWAIT_IN_A|frames"
+"frames-wait-alone|pass|the same with every other worker busy for ever (no thief, 3 forks): the wait runs what it owns|-DNJOBS=3 -DNT=0 -DWAIT_IN_A|frames"
+"frames-wait-no-force|pass|the same beside a thief that never takes a frame by force (no process-wide barrier; 2 forks)|-DNJOBS=2 -DNT=1 -DWAIT_IN_A -DNO_FORCE|frames"
+"frames-broken-wait-no-self-publish|lost|a waiting owner that does not publish its own private frames, every other worker busy: it waits for ever for its own B|-DNJOBS=2 -DNT=0 -DWAIT_IN_A -DNO_SELF_PUBLISH|frames"
+"frames-broken-wait-no-self-publish-no-force|lost|the same beside a thief without the barrier: its requests are never answered|-DNJOBS=2 -DNT=1 -DWAIT_IN_A -DNO_SELF_PUBLISH -DNO_FORCE|frames"
 )
 
 # Bigger configurations, run with --all (several minutes more here, and up
