@@ -9,6 +9,9 @@
  * weft_join, which runs the same protocol; define WEFT_NO_INLINE_JOIN to get
  * that call in C too. The out-of-line symbol stays for FFI and old binaries.
  *
+ * The typed joins of weft.h (WEFT_TASK, WEFT_VOID_TASK) are the same fork
+ * and pop around a frame that also holds B's argument and result.
+ *
  * What this makes ABI, and nothing more (the names with two underscores are
  * not API: use weft_join):
  *  - the thread-local pointer to the running worker's head;
@@ -112,50 +115,127 @@ WEFT_API void weft__join_pop_cold_1s(struct weft__worker_head *w, struct weft__j
 #endif
 
 /* The fast path itself, in GNU C (for the attribute and the branch hints);
- * the library's weft_join runs it too. */
+ * the library's weft_join runs it too. A join is a fork of B into the
+ * caller's frame fr, A, and the pop of fr (weft__join_pop): true when B is
+ * still private, for the caller to run it inline; otherwise the cold path
+ * ran B, or waited until whoever took it had. The typed joins below share
+ * the two halves. */
 #ifdef __GNUC__
-static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a_arg, weft_fn *b,
-                                                             void *b_arg) {
-    struct weft__worker_head *w = weft__tls_worker;
-    struct weft__join_frame fr, *prev;
+static inline __attribute__((always_inline)) struct weft__join_frame *
+weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_fn *b, void *b_arg) {
+    struct weft__join_frame *prev;
     uintptr_t c;
-    /* Outside a pool, or a NULL function: the library's answer. */
-    if (__builtin_expect(!w || !a || !b, 0)) {
-        (weft_join)(a, a_arg, b, b_arg);
-        return;
-    }
-    fr.fork.fn = b;
-    fr.fork.arg = b_arg;
-    fr.fork.group = w->group;
+    fr->fork.fn = b;
+    fr->fork.arg = b_arg;
+    fr->fork.group = w->group;
     /* Relaxed: only this thread stores frames. */
     prev = atomic_load_explicit(&w->frames, memory_order_relaxed);
-    fr.fork.prev = (uintptr_t)prev | (uintptr_t)w->prio;
+    fr->fork.prev = (uintptr_t)prev | (uintptr_t)w->prio;
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
-    atomic_store_explicit(&w->frames, &fr, memory_order_release);
+    atomic_store_explicit(&w->frames, fr, memory_order_release);
     WEFT__JOIN_YIELD();
     /* Relaxed: the episode's first private frame, or a raised bit, takes the
      * fenced cold path. */
     c = atomic_load_explicit(&w->claim, memory_order_relaxed);
     if (__builtin_expect(
             (c & ~(uintptr_t)WEFT__CLAIM_BITS) == (uintptr_t)prev || (c & WEFT__CLAIM_BITS), 0))
-        weft__join_fork_cold(w, &fr);
-    a(a_arg);
+        weft__join_fork_cold(w, fr);
+    return prev;
+}
+
+static inline __attribute__((always_inline)) int weft__join_pop(struct weft__worker_head *w,
+                                                                struct weft__join_frame *fr,
+                                                                struct weft__join_frame *prev) {
+    uintptr_t c;
     /* Release: a thief reading frames sees the fork parts of what it links. */
     atomic_store_explicit(&w->frames, prev, memory_order_release);
     WEFT__JOIN_FENCE(); /* our store of frames, then claim: against a thief's barrier */
     WEFT__JOIN_YIELD();
     /* Relaxed: ordered by the fence pair. */
     c = atomic_load_explicit(&w->claim, memory_order_relaxed);
-    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != (uintptr_t)&fr, 1)) {
+    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != (uintptr_t)fr, 1)) {
         /* Still private: nobody else can have B. Relaxed load and store: we
          * are the only writer (a plain add), weft_pool_stats reads. */
         atomic_store_explicit(&w->joins, atomic_load_explicit(&w->joins, memory_order_relaxed) + 1,
                               memory_order_relaxed);
-        b(b_arg);
+        return 1;
+    }
+    weft__join_pop_cold(w, fr);
+    return 0;
+}
+
+static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a_arg, weft_fn *b,
+                                                             void *b_arg) {
+    struct weft__worker_head *w = weft__tls_worker;
+    struct weft__join_frame fr, *prev;
+    /* Outside a pool, or a NULL function: the library's answer. */
+    if (__builtin_expect(!w || !a || !b, 0)) {
+        (weft_join)(a, a_arg, b, b_arg);
         return;
     }
-    weft__join_pop_cold(w, &fr);
+    prev = weft__join_fork(w, &fr, b, b_arg);
+    a(a_arg);
+    if (weft__join_pop(w, &fr, prev))
+        b(b_arg);
 }
+
+/* The sync of a typed join: true if the caller runs B (still private, or
+ * forked outside every pool). The worker is the forking one (a thread's
+ * worker does not change between a fork and its sync), the older frame is
+ * in fr's link: nothing beyond the frame is kept across A. */
+static inline __attribute__((always_inline)) int weft__task_pop(struct weft__join_frame *fr) {
+    struct weft__worker_head *w = weft__tls_worker;
+    if (__builtin_expect(!w, 0))
+        return 1;
+    return weft__join_pop(w, fr, (struct weft__join_frame *)(fr->fork.prev & ~(uintptr_t)1));
+}
+
+/* Typed joins (weft.h, WEFT_TASK): a fork of fn(arg) into a frame of the
+ * caller's, its argument and result beside the frame, and its sync. The
+ * thief's entry reads the argument from the frame and stores the result
+ * there; the sync of a B still private calls fn with the argument in a
+ * register and returns its result in one. Outside a pool the fork only
+ * stores the argument and the sync calls fn. */
+#define WEFT__TASK_FRAME(name, A, R_FIELD)                                                         \
+    typedef struct weft_task_##name {                                                              \
+        struct weft__join_frame frame;                                                             \
+        A arg;                                                                                     \
+        R_FIELD                                                                                    \
+    } weft_task_##name
+
+#define WEFT__TASK_FORK(name, A)                                                                   \
+    static inline                                                                                  \
+        __attribute__((always_inline)) void weft_fork_##name(weft_task_##name *t, A arg) {         \
+        struct weft__worker_head *w = weft__tls_worker;                                            \
+        t->arg = arg;                                                                              \
+        if (__builtin_expect(w != 0, 1))                                                           \
+            weft__join_fork(w, &t->frame, weft__task_run_##name, t);                               \
+    }
+
+#define WEFT_TASK(R, name, A)                                                                      \
+    WEFT__TASK_FRAME(name, A, R result;);                                                          \
+    __attribute__((unused)) static void weft__task_run_##name(void *t) {                           \
+        ((weft_task_##name *)t)->result = name(((weft_task_##name *)t)->arg);                      \
+    }                                                                                              \
+    WEFT__TASK_FORK(name, A)                                                                       \
+    static inline __attribute__((always_inline)) R weft_sync_##name(weft_task_##name *t) {         \
+        if (weft__task_pop(&t->frame))                                                             \
+            return name(t->arg);                                                                   \
+        return t->result;                                                                          \
+    }                                                                                              \
+    typedef int weft__task_##name##_declared
+
+#define WEFT_VOID_TASK(name, A)                                                                    \
+    WEFT__TASK_FRAME(name, A, );                                                                   \
+    __attribute__((unused)) static void weft__task_run_##name(void *t) {                           \
+        name(((weft_task_##name *)t)->arg);                                                        \
+    }                                                                                              \
+    WEFT__TASK_FORK(name, A)                                                                       \
+    static inline __attribute__((always_inline)) void weft_sync_##name(weft_task_##name *t) {      \
+        if (weft__task_pop(&t->frame))                                                             \
+            name(t->arg);                                                                          \
+    }                                                                                              \
+    typedef int weft__task_##name##_declared
 
 /* weft_join, inline, unless the program asks for the library's call. */
 #ifndef WEFT_NO_INLINE_JOIN

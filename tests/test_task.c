@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/* Typed joins (WEFT_TASK, weft/join.h): results by value on every path
+ * (inline, taken by a thief, run by a waiting owner, outside every pool),
+ * open forks nested, exactly once while frames are taken by force, the
+ * forking job's group, and a wait between fork and sync that runs the
+ * forked call itself. */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "check.h"
+#include "pools.h"
+#include "weft.h"
+
+/* ---- fib, with the argument and result by value ------------------------- */
+
+static long fib(int n);
+WEFT_TASK(long, fib, int);
+
+static long fib(int n) {
+    if (n < 2)
+        return n;
+    weft_task_fib t;
+    weft_fork_fib(&t, n - 1);
+    long k = fib(n - 2);
+    return weft_sync_fib(&t) + k;
+}
+
+static long fib_serial(int n) {
+    long a = 0, b = 1;
+    for (int i = 0; i < n; i++) {
+        long t = a + b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+typedef struct fib_call {
+    int n;
+    long r;
+} fib_call;
+
+static void fib_root(void *arg) {
+    fib_call *f = arg;
+    f->r = fib(f->n);
+}
+
+TEST(task_computes_fib_in_pools_and_outside) {
+    int n = scaled(1) == 1 ? 27 : 21;
+    CHECK_EQ(fib(n), fib_serial(n)); /* outside every pool: serial */
+    for (unsigned threads = 1; threads <= 4; threads++) {
+        weft_pool *pool = threads % 2 ? make_pool(threads) : make_waiting_pool(threads);
+        fib_call f = {n, 0};
+        weft_run(pool, fib_root, &f);
+        CHECK_EQ(f.r, fib_serial(n));
+        weft_stats st;
+        weft_pool_stats(pool, &st);
+        if (threads % 2 == 0) /* every fork on a worker: each counted once */
+            CHECK(st.jobs >= (unsigned long long)fib_serial(n + 1) - 1);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
+/* ---- several open forks, a struct argument, a void task ----------------- */
+
+typedef struct span {
+    _Atomic int *hits;
+    unsigned lo, hi;
+} span;
+
+static void visit(span s);
+WEFT_VOID_TASK(visit, span);
+
+/* Three forks open at once, synced in reverse: each quarter (the last
+ * inline) visited once. */
+static void visit(span s) {
+    unsigned n = s.hi - s.lo;
+    if (n < 4) {
+        for (unsigned i = s.lo; i < s.hi; i++)
+            atomic_fetch_add(&s.hits[i], 1);
+        return;
+    }
+    unsigned q = n / 4;
+    weft_task_visit t1, t2, t3;
+    weft_fork_visit(&t1, (span){s.hits, s.lo, s.lo + q});
+    weft_fork_visit(&t2, (span){s.hits, s.lo + q, s.lo + 2 * q});
+    weft_fork_visit(&t3, (span){s.hits, s.lo + 2 * q, s.lo + 3 * q});
+    visit((span){s.hits, s.lo + 3 * q, s.hi});
+    weft_sync_visit(&t3);
+    weft_sync_visit(&t2);
+    weft_sync_visit(&t1);
+}
+
+static void visit_root(void *arg) {
+    visit(*(span *)arg);
+}
+
+TEST(task_open_forks_sync_in_reverse) {
+    enum { N = 1 << 14 };
+    static _Atomic int hits[N];
+    for (unsigned threads = 1; threads <= 8; threads *= 2) {
+        weft_pool *pool = make_pool(threads);
+        for (int round = 0; round < scaled(20); round++) {
+            for (unsigned i = 0; i < N; i++)
+                atomic_store(&hits[i], 0);
+            span s = {hits, 0, N};
+            weft_run(pool, visit_root, &s);
+            for (unsigned i = 0; i < N; i++)
+                CHECK_EQ(atomic_load(&hits[i]), 1);
+        }
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
+/* ---- frames taken by force ---------------------------------------------- */
+
+/* Leaves that spin without calling weft, some long enough that an idle
+ * worker takes a private frame by force: every leaf once, every sum right. */
+static void spin_us(double us) {
+    double end = check_now() + us * 1e-6;
+    while (check_now() < end) {
+    }
+}
+
+static _Atomic int leaf_runs[1 << 10];
+
+static long tree(unsigned id_depth);
+WEFT_TASK(long, tree, unsigned);
+
+/* id in the high bits, depth in the low 8. */
+static long tree(unsigned id_depth) {
+    unsigned id = id_depth >> 8, depth = id_depth & 0xff;
+    if (depth == 0) {
+        atomic_fetch_add(&leaf_runs[id], 1);
+        spin_us(id % 7 == 0 ? 200 : id % 3);
+        return id;
+    }
+    weft_task_tree t;
+    weft_fork_tree(&t, ((id + (1u << (depth - 1))) << 8) | (depth - 1));
+    long a = tree((id << 8) | (depth - 1));
+    return a + weft_sync_tree(&t);
+}
+
+static void tree_root(void *arg) {
+    *(long *)arg = tree(10);
+}
+
+TEST(task_runs_once_while_frames_are_taken) {
+    for (unsigned threads = 2; threads <= 8; threads *= 2) {
+        weft_pool *pool = make_pool(threads);
+        for (int round = 0; round < scaled(20); round++) {
+            for (unsigned i = 0; i < 1u << 10; i++)
+                atomic_store(&leaf_runs[i], 0);
+            long sum = 0;
+            weft_run(pool, tree_root, &sum);
+            CHECK_EQ(sum, (long)((1u << 10) * ((1u << 10) - 1) / 2));
+            for (unsigned i = 0; i < 1u << 10; i++)
+                CHECK_EQ(atomic_load(&leaf_runs[i]), 1);
+        }
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
+/* ---- the forking job's group -------------------------------------------- */
+
+static _Atomic bool polled_started;
+
+/* Runs on another worker (its forker waits for it to start before it
+ * cancels): it belongs to the forking job's scope all the same. */
+static int poll_cancel(int x) {
+    atomic_store(&polled_started, true);
+    while (!weft_cancelled())
+        sched_yield();
+    return x + 1;
+}
+WEFT_TASK(int, poll_cancel, int);
+
+static void fork_then_cancel(weft_scope *scope, void *arg) {
+    (void)scope;
+    weft_task_poll_cancel t;
+    weft_fork_poll_cancel(&t, 41);
+    while (!atomic_load(&polled_started))
+        sched_yield();
+    weft_cancel();
+    *(int *)arg = weft_sync_poll_cancel(&t);
+}
+
+TEST(task_belongs_to_the_forking_group) {
+    weft_pool *pool = make_pool(2);
+    atomic_store(&polled_started, false);
+    int r = 0;
+    weft_scope_run(pool, fork_then_cancel, &r);
+    CHECK_EQ(r, 42);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* ---- a wait between fork and sync runs the forked call ------------------ */
+
+/* The waiting job's every other worker spins until it is done: only the
+ * waiting thread can run the forked call (test_join.c, the same for
+ * weft_join). */
+static _Atomic bool spinners_stop;
+static _Atomic unsigned spinners_started;
+
+static void spin_until_stopped(void *arg) {
+    (void)arg;
+    atomic_fetch_add(&spinners_started, 1);
+    while (!atomic_load(&spinners_stop))
+        sched_yield();
+}
+
+static int signal_it(weft_event *e) {
+    weft_event_signal(e);
+    return 7;
+}
+WEFT_TASK(int, signal_it, weft_event *);
+
+static void nothing_task(int x) {
+    (void)x;
+}
+WEFT_VOID_TASK(nothing_task, int);
+
+/* The outer fork is the episode's first (it may be published); the inner
+ * one stays private while the event is waited for. */
+static void wait_for_own_task(void *arg) {
+    weft_event *e = arg;
+    weft_task_nothing_task outer;
+    weft_fork_nothing_task(&outer, 0);
+    weft_task_signal_it t;
+    weft_fork_signal_it(&t, e);
+    weft_event_wait(e);
+    CHECK_EQ(weft_sync_signal_it(&t), 7);
+    weft_sync_nothing_task(&outer);
+    atomic_store(&spinners_stop, true);
+}
+
+TEST(task_wait_runs_its_own_fork) {
+    for (int kind = 0; kind < 2; kind++) /* on a worker, on a caller */
+        for (unsigned threads = 1; threads <= 3; threads++) {
+            weft_config c = {.threads = threads, .callers_wait = kind == 0, .callers = kind};
+            weft_pool *pool;
+            CHECK_EQ(weft_pool_create(&pool, &c), 0);
+            unsigned busy = kind == 0 ? threads - 1 : threads;
+            atomic_store(&spinners_stop, false);
+            atomic_store(&spinners_started, 0);
+            for (unsigned i = 0; i < busy; i++)
+                CHECK_EQ(weft_spawn(pool, spin_until_stopped, NULL), 0);
+            while (atomic_load(&spinners_started) < busy)
+                sched_yield();
+            weft_event *e;
+            CHECK_EQ(weft_event_create(&e, pool, 1), 0);
+            weft_run(pool, wait_for_own_task, e);
+            CHECK(weft_event_is_set(e));
+            weft_event_destroy(e);
+            CHECK_EQ(weft_pool_destroy(pool), 0);
+        }
+}
