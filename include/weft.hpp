@@ -709,6 +709,71 @@ template <class F> decltype(auto) run(pool_ref p, weft_priority priority, F &&f)
     return c.finish();
 }
 
+namespace detail {
+
+#if defined(WEFT__JOIN_LAYOUT) && !defined(WEFT_NO_INLINE_JOIN)
+/* weft_join's fast path (weft/join.h's weft__join_fork and weft__join_pop,
+ * the same protocol and orders, through the __atomic builtins): inline in
+ * the caller, with direct calls to both callables; the library is entered
+ * only on its cold paths, as from C. src/frame.c argues the orders. */
+inline weft__join_frame *join_fork(weft__worker_head *w, weft__join_frame *fr, weft_fn *b,
+                                   void *b_arg) noexcept {
+    fr->fork.fn = b;
+    fr->fork.arg = b_arg;
+    fr->fork.group = w->group;
+    /* Relaxed: only this thread stores frames. */
+    weft__join_frame *prev = __atomic_load_n(&w->frames, __ATOMIC_RELAXED);
+    fr->fork.prev = reinterpret_cast<std::uintptr_t>(prev) | w->prio;
+    /* Release: a thief that reads frames (acquire) sees fr's fork part. */
+    __atomic_store_n(&w->frames, fr, __ATOMIC_RELEASE);
+    /* Relaxed: the episode's first private frame, or a raised bit, takes the
+     * fenced cold path. */
+    std::uintptr_t c = __atomic_load_n(&w->claim, __ATOMIC_RELAXED);
+    if (__builtin_expect((c & ~std::uintptr_t(WEFT__CLAIM_BITS)) ==
+                                 reinterpret_cast<std::uintptr_t>(prev) ||
+                             (c & WEFT__CLAIM_BITS),
+                         0))
+        weft__join_fork_cold(w, fr);
+    return prev;
+}
+
+/* True: B is still private, for the caller to run; else the cold path ran
+ * it, or waited until whoever took it had. */
+inline bool join_pop(weft__worker_head *w, weft__join_frame *fr, weft__join_frame *prev) noexcept {
+    /* Release: a thief reading frames sees the fork parts of what it links. */
+    __atomic_store_n(&w->frames, prev, __ATOMIC_RELEASE);
+    /* Our store of frames, then claim: against a thief's barrier. */
+#ifdef WEFT__JOIN_FENCE_LIGHT
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+    /* Relaxed: ordered by the fence pair. */
+    std::uintptr_t c = __atomic_load_n(&w->claim, __ATOMIC_RELAXED);
+    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != reinterpret_cast<std::uintptr_t>(fr), 1)) {
+        /* Still private: nobody else can have B. We are the only writer of
+         * joins (a plain add); weft_pool_stats reads it. */
+        __atomic_store_n(&w->joins, __atomic_load_n(&w->joins, __ATOMIC_RELAXED) + 1,
+                         __ATOMIC_RELAXED);
+        return true;
+    }
+    weft__join_pop_cold(w, fr);
+    return false;
+}
+
+/* a and b joined on worker w: a inline, b offered from our frame. */
+template <class A, class B> void join_on(weft__worker_head *w, A &a, B &b) noexcept {
+    weft__join_frame fr;
+    weft__join_frame *prev = join_fork(w, &fr, &B::trampoline, &b);
+    A::trampoline(&a);
+    if (join_pop(w, &fr, prev))
+        B::trampoline(&b);
+}
+#define WEFT__HPP_INLINE_JOIN 1
+#endif
+
+} // namespace detail
+
 /* weft_join: run f() and g(), potentially in parallel, and wait for both.
  * Returns void if both return void, else std::pair of their results (with
  * std::monostate for a void one): auto [a, b] = weft::join(f, g).
@@ -720,7 +785,13 @@ template <class F> decltype(auto) run(pool_ref p, weft_priority priority, F &&f)
 template <class F, class G> auto join(F &&f, G &&g) {
     detail::call<F &&> a{&f, {}, {}};
     detail::call<G &&> b{&g, {}, {}};
-    weft_join(&detail::call<F &&>::trampoline, &a, &detail::call<G &&>::trampoline, &b);
+#ifdef WEFT__HPP_INLINE_JOIN
+    /* On a worker, the fast path inline; else the library's answer. */
+    if (weft__worker_head *w = weft__tls_worker)
+        detail::join_on(w, a, b);
+    else
+#endif
+        weft_join(&detail::call<F &&>::trampoline, &a, &detail::call<G &&>::trampoline, &b);
     a.errors.rethrow();
     b.errors.rethrow();
     using A = typename detail::call<F &&>::R;

@@ -30,12 +30,30 @@
 #ifndef WEFT_JOIN_H
 #define WEFT_JOIN_H
 
-/* The layout, for C11 with atomics (the library is built so). */
+/* The layout, for C11 with atomics (the library is built so), and for C++
+ * with gcc or clang (weft.hpp's weft::join), which reaches the words that C
+ * declares _Atomic through the compilers' __atomic builtins: the same
+ * representation for these sizes, on every target either supports. */
 #if !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L &&           \
     !defined(__STDC_NO_ATOMICS__)
 #include <stdatomic.h>
+#define WEFT__JOIN_LAYOUT      1
+#define WEFT__JOIN_ATOMIC(T)   _Atomic(T)
+#define WEFT__JOIN_ALIGNAS(n)  _Alignas(n)
+#define WEFT__JOIN_THREADLOCAL _Thread_local
+#elif defined(__cplusplus) && defined(__GNUC__)
+#define WEFT__JOIN_LAYOUT      1
+#define WEFT__JOIN_ATOMIC(T)   T
+#define WEFT__JOIN_ALIGNAS(n)  alignas(n)
+#define WEFT__JOIN_THREADLOCAL __thread /* no C++ TLS wrapper: a plain load */
+#endif
 
+#ifdef WEFT__JOIN_LAYOUT
 #include "weft/config.h" /* WEFT_FENCE_SYMMETRIC: how the library was built */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* The layout's version. The slow paths' names below carry it (_1m, _1s):
  * a new layout renames them, so that old binaries fail to link. */
@@ -66,13 +84,13 @@ struct weft__join_frame {
 struct weft__worker_head {
     /* First: a 64-bit atomic's alignment differs between compilers on
      * 32-bit x86, so nothing follows it that could move. */
-    _Atomic uint64_t joins;                    /* B run inline (weft_stats.jobs) */
-    _Atomic(struct weft__join_frame *) frames; /* the owner's newest frame */
-    struct weft__group *group;                 /* the running job's group (NULL: none) */
-    uint32_t prio;                             /* the running job's weft_priority */
+    WEFT__JOIN_ATOMIC(uint64_t) joins;                   /* B run inline (weft_stats.jobs) */
+    WEFT__JOIN_ATOMIC(struct weft__join_frame *) frames; /* the owner's newest frame */
+    struct weft__group *group;                           /* the running job's group (NULL: none) */
+    uint32_t prio;                                       /* the running job's weft_priority */
     /* Written by thieves too: 128 bytes from the owner's words (the
      * adjacent-line prefetcher pulls 64-byte lines in pairs). */
-    _Alignas(128) _Atomic uintptr_t claim;
+    WEFT__JOIN_ALIGNAS(128) WEFT__JOIN_ATOMIC(uintptr_t) claim;
 };
 
 enum { WEFT__CLAIM_REQUEST = 1, WEFT__CLAIM_LOCK = 2, WEFT__CLAIM_BITS = 3 };
@@ -86,7 +104,7 @@ enum { WEFT__CLAIM_REQUEST = 1, WEFT__CLAIM_LOCK = 2, WEFT__CLAIM_BITS = 3 };
 #else
 #define WEFT__TLS_IE
 #endif
-WEFT_API extern _Thread_local struct weft__worker_head *weft__tls_worker WEFT__TLS_IE;
+WEFT_API extern WEFT__JOIN_THREADLOCAL struct weft__worker_head *weft__tls_worker WEFT__TLS_IE;
 
 /* The slow paths, in the library (src/frame.c), in both fence flavours: a
  * library defines the pair of its own. */
@@ -98,14 +116,26 @@ WEFT_API void weft__join_pop_cold_1s(struct weft__worker_head *w, struct weft__j
 /* The pop's side of the asymmetric fence (src/fence.h): a compiler barrier
  * where the library's thieves use Linux membarrier; a seq-cst fence where
  * they cannot (the POSIX seam builds with WEFT_FENCE_SYMMETRIC). */
+#ifdef __cplusplus
+}
+#endif
+
 #if defined(__linux__) && !defined(WEFT_FENCE_SYMMETRIC)
-#define WEFT__JOIN_FENCE()   atomic_signal_fence(memory_order_seq_cst)
-#define weft__join_fork_cold weft__join_fork_cold_1m
-#define weft__join_pop_cold  weft__join_pop_cold_1m
+#define WEFT__JOIN_FENCE_LIGHT 1 /* the pop's fence is a compiler barrier */
+#define weft__join_fork_cold   weft__join_fork_cold_1m
+#define weft__join_pop_cold    weft__join_pop_cold_1m
 #else
-#define WEFT__JOIN_FENCE()   atomic_thread_fence(memory_order_seq_cst)
 #define weft__join_fork_cold weft__join_fork_cold_1s
 #define weft__join_pop_cold  weft__join_pop_cold_1s
+#endif
+#endif /* WEFT__JOIN_LAYOUT */
+
+/* The inline fast path, in C11 with atomics. */
+#if defined(WEFT__JOIN_LAYOUT) && !defined(__cplusplus)
+#ifdef WEFT__JOIN_FENCE_LIGHT
+#define WEFT__JOIN_FENCE() atomic_signal_fence(memory_order_seq_cst)
+#else
+#define WEFT__JOIN_FENCE() atomic_thread_fence(memory_order_seq_cst)
 #endif
 
 /* A hook between the fork's steps: nothing, except in the library's own
@@ -243,5 +273,5 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__joi
 #define weft_join(a, a_arg, b, b_arg) weft__join((a), (a_arg), (b), (b_arg))
 #endif
 #endif /* __GNUC__ */
-#endif /* C11 */
+#endif /* the C fast path */
 #endif /* WEFT_JOIN_H */
