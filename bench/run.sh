@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Build and run weft's benchmark suite against its peers, in one run.
 #
-#   bench/run.sh [--smoke] [--runs N] BUILD_DIR
+#   bench/run.sh [--smoke] [--runs N] [--lace DIR] BUILD_DIR
 #
 # BUILD_DIR is the CMake build of the project with -DWEFT_BUILD_BENCH=ON
 # (configured here if it is not yet); its bench/ holds the programs CMake
@@ -16,6 +16,9 @@
 # A full run also refreshes the tables in docs/performance.md.
 #
 # --smoke: one run of tiny sizes: checks that everything builds and runs.
+# --lace DIR (or LACE_DIR=DIR): also Lace (peers/lace.c, the fork-join
+# workloads), built from the Lace source tree DIR (its CMake project, as
+# Release); Lace is not packaged, so without it the peer is skipped.
 # Exit status: 0, or 1 if a program failed or timed out (see
 # results/failures.txt; the table is written anyway).
 set -euo pipefail
@@ -25,9 +28,10 @@ repo=$(dirname "$here")
 smoke=0
 runs=5
 build=
+lace_dir=${LACE_DIR:-}
 
 usage() {
-    echo "usage: $0 [--smoke] [--runs N] BUILD_DIR" >&2
+    echo "usage: $0 [--smoke] [--runs N] [--lace DIR] BUILD_DIR" >&2
     exit 2
 }
 
@@ -37,6 +41,11 @@ while [ $# -gt 0 ]; do
     --runs)
         [ $# -ge 2 ] || usage
         runs=$2
+        shift
+        ;;
+    --lace)
+        [ $# -ge 2 ] || usage
+        lace_dir=$2
         shift
         ;;
     -*) usage ;;
@@ -142,11 +151,36 @@ build_rayon() {
     fi
 }
 
+# Lace from the source tree the user names: its library built by its own
+# CMake project (Release: -O3 -march=native, as Lace builds itself), the
+# driver by gcc as in every other program.
+build_lace() {
+    [ -n "$lace_dir" ] || return 0
+    if [ ! -f "$lace_dir/src/lace.h" ] || [ ! -f "$lace_dir/CMakeLists.txt" ]; then
+        log "skip lace: $lace_dir is not a Lace source tree (src/lace.h, CMakeLists.txt)"
+        return
+    fi
+    local lb=$bin/lace-build cc=gcc
+    command -v gcc >/dev/null || cc=cc
+    if ! {
+        cmake -S "$lace_dir" -B "$lb" -DCMAKE_BUILD_TYPE=Release -DLACE_BUILD_TESTS=OFF \
+            -DLACE_BUILD_BENCHMARKS=OFF && cmake --build "$lb" --target lace -j2 &&
+            $cc -std=gnu11 -O2 -falign-loops=64 -I"$here" -I"$lace_dir/src" -I"$lb" \
+                "$here/driver.c" "$here"/wl_*.c "$here/peers/lace.c" \
+                "$(find "$lb" -name liblace.a | head -n 1)" -o "$bin/lace_bench" -lpthread
+    } >"$bin/lace_build.log" 2>&1; then
+        log "skip lace: the build failed (see $bin/lace_build.log)"
+        tail -n 5 "$bin/lace_build.log" >&2
+        rm -f "$bin/lace_bench"
+    fi
+}
+
 t_start=$(date +%s)
 mkdir -p "$bin"
 build_cmake
 build_libomp
 build_rayon
+build_lace
 
 # ---- systems -----------------------------------------------------------------
 
@@ -173,6 +207,7 @@ add_program gomp_bench "skip gomp: apt-get install gcc (configure with CC=gcc)"
 add_program libomp_bench ""
 add_program tbb_bench "skip tbb: apt-get install libtbb-dev"
 add_program rayon_bench ""
+[ -n "$lace_dir" ] && add_program lace_bench ""
 mapfile -t workloads < <("$bin/serial_bench" --list)
 
 # The runtimes' own defaults are part of what is measured.

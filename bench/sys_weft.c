@@ -3,8 +3,8 @@
  * configurations: wake protocol {targeted, all} x leave policy {automatic,
  * fast}, and hidden ones run by name (inside a phase; callers that wait).
  * Every fork is a weft_join (no serial cutoff beyond the workload's
- * own); loops are weft_for; detached jobs are weft_spawn from the outside
- * thread; a round trip is weft_run. */
+ * own), and in "weft-task" a typed join (WEFT_TASK); loops are weft_for; detached jobs are
+ * weft_spawn from the outside thread; a round trip is weft_run. */
 #include "bench.h"
 
 #include <stdatomic.h>
@@ -252,6 +252,107 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
     free(args);
 }
 
+/* ---- typed joins (WEFT_TASK) ---------------------------------------------
+ * The fork-join workloads as a C user who wants Lace's speed writes them:
+ * arguments and results by value, the forked call offered to thieves and
+ * the rest run inline (fib as Lace's benchmark: fork n - 1, call n - 2).
+ * The system "weft-task" runs these and no other workload. */
+
+static long fib_task(int n);
+WEFT_TASK(long, fib_task, int);
+
+static long fib_task(int n) {
+    if (n < 2)
+        return n;
+    weft_task_fib_task t;
+    weft_fork_fib_task(&t, n - 1);
+    long k = fib_task(n - 2);
+    return weft_sync_fib_task(&t) + k;
+}
+
+typedef struct fib_task_call {
+    int n;
+    long r;
+} fib_task_call;
+
+static void fib_task_root(void *arg) {
+    fib_task_call *f = arg;
+    f->r = fib_task(f->n);
+}
+
+static long fib_typed(bench_pool *pool, int n) {
+    fib_task_call f = {n, 0};
+    weft_run((weft_pool *)pool, fib_task_root, &f);
+    return f.r;
+}
+
+/* Candidates [lo, hi) of board s. */
+typedef struct nq_span {
+    const bench_nq *s;
+    int lo, hi;
+} nq_span;
+
+static long nq_task(nq_span p);
+WEFT_TASK(long, nq_task, nq_span);
+
+static long nq_board_task(const bench_nq *s) {
+    return nq_task((nq_span){s, 0, s->ncand});
+}
+
+static long nq_task(nq_span p) {
+    if (p.hi - p.lo == 1)
+        return bench_nq_place(p.s, p.lo, nq_board_task);
+    int mid = p.lo + (p.hi - p.lo) / 2;
+    weft_task_nq_task t;
+    weft_fork_nq_task(&t, (nq_span){p.s, mid, p.hi});
+    long a = nq_task((nq_span){p.s, p.lo, mid});
+    return a + weft_sync_nq_task(&t);
+}
+
+typedef struct nq_task_call {
+    const bench_nq *s;
+    long r;
+} nq_task_call;
+
+static void nq_task_root(void *arg) {
+    nq_task_call *c = arg;
+    c->r = nq_board_task(c->s);
+}
+
+static long nqueens_typed(bench_pool *pool, int n) {
+    bench_nq root;
+    bench_nq_root(&root, n);
+    nq_task_call c = {&root, 0};
+    if (root.ncand > 0)
+        weft_run((weft_pool *)pool, nq_task_root, &c);
+    return c.r;
+}
+
+static void ms_task(ms_frame f);
+WEFT_VOID_TASK(ms_task, ms_frame);
+
+static void ms_task(ms_frame f) {
+    if (f.n <= f.cutoff) {
+        bench_msort_leaf(f.a, f.tmp, f.n);
+        return;
+    }
+    size_t h = f.n / 2;
+    weft_task_ms_task t;
+    weft_fork_ms_task(&t, (ms_frame){f.a + h, f.tmp + h, f.n - h, f.cutoff});
+    ms_task((ms_frame){f.a, f.tmp, h, f.cutoff});
+    weft_sync_ms_task(&t);
+    bench_merge(f.a, h, f.n, f.tmp);
+}
+
+static void ms_task_root(void *arg) {
+    ms_task(*(ms_frame *)arg);
+}
+
+static void msort_typed(bench_pool *pool, int *a, int *tmp, size_t n, size_t cutoff) {
+    ms_frame f = {a, tmp, n, cutoff};
+    weft_run((weft_pool *)pool, ms_task_root, &f);
+}
+
 #define WEFT_SYSTEM(NAME, VARIANT, HIDDEN)                                                         \
     {                                                                                              \
         .name = NAME, .variant = VARIANT, .hidden = HIDDEN, BENCH_SYSTEM_COMMON, .jobs = jobs,     \
@@ -274,6 +375,12 @@ static const bench_system systems[] = {
     WEFT_SYSTEM("weft-fast", LEAVE_FAST, 0),
     WEFT_SYSTEM("weft-wakeall", WAKE_ALL, 0),
     WEFT_SYSTEM("weft-wakeall-fast", WAKE_ALL | LEAVE_FAST, 0),
+    {.name = "weft-task",
+     .create = create,
+     .destroy = destroy,
+     .fib = fib_typed,
+     .nqueens = nqueens_typed,
+     .msort = msort_typed},
     /* bench/policy.sh: the leave-policy table */
     WEFT_SYSTEM("weft-phase", PHASE, 1),
     WEFT_SYSTEM("weft-fast-phase", LEAVE_FAST | PHASE, 1),
