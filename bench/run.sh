@@ -203,6 +203,7 @@ add_program serial_bench ""
     exit 1
 }
 add_program weft_bench "skip weft: the library is not built (needs the project's CMakeLists.txt and src/)"
+add_program weft_cpp_bench ""
 add_program gomp_bench "skip gomp: apt-get install gcc (configure with CC=gcc)"
 add_program libomp_bench ""
 add_program tbb_bench "skip tbb: apt-get install libtbb-dev"
