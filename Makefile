@@ -14,6 +14,7 @@
 #                    TSan and half in the random-yield build: everything at
 #                    once, oversubscribed; checks exactly-once, aborts on a hang
 #   make bench       build and run the benchmarks against the peers
+#                    (LACE_DIR=<a Lace source tree>: Lace too, bench/run.sh)
 #   make deps-test, make deps-bench
 #                    install the Debian packages those need (tools/deps.sh);
 #                    check, test and bench do it first

@@ -177,6 +177,34 @@ TEST(join_returns_both_results) {
     CHECK_EQ(a + n, 15);
 }
 
+/* f waits for what g does, one join below the top of a job, while every
+ * other worker spins until the waiter is done: the waiting thread runs its
+ * own g (weft.h, weft_join). Hangs without that (ctest's timeout); took the
+ * other workers' whole jobs when they ended. On a worker, and on a caller. */
+TEST(join_f_waits_for_its_own_g) {
+    for (bool caller : {false, true})
+        for (unsigned n = 1; n <= 3; n++) {
+            weft::pool p(weft::config().threads(n).callers_wait(!caller));
+            std::atomic<bool> stop{false};
+            std::atomic<unsigned> started{0};
+            unsigned busy = caller ? n : n - 1;
+            for (unsigned i = 0; i < busy; i++)
+                weft::spawn(p, [&] {
+                    started.fetch_add(1);
+                    while (!stop.load())
+                        std::this_thread::yield();
+                });
+            while (started.load() < busy)
+                std::this_thread::yield();
+            weft::event e(p, 1);
+            weft::run(p, [&] {
+                weft::join([&] { weft::join([&] { e.wait(); }, [&] { e.signal(); }); }, [] {});
+                stop.store(true);
+            });
+            CHECK(e.is_set());
+        }
+}
+
 #if WEFT_HPP_EXCEPTIONS
 TEST(join_rethrows_after_both_finished) {
     weft::pool p(threads(2));
