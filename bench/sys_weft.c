@@ -258,16 +258,12 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
  * the rest run inline (fib as Lace's benchmark: fork n - 1, call n - 2).
  * The system "weft-task" runs these and no other workload. */
 
-static long fib_task(int n);
-WEFT_TASK(long, fib_task, int);
-
-static long fib_task(int n) {
+WEFT_TASK(long, fib_task, int, n) {
     if (n < 2)
         return n;
-    weft_task_fib_task t;
-    weft_fork_fib_task(&t, n - 1);
-    long k = fib_task(n - 2);
-    return weft_sync_fib_task(&t) + k;
+    WEFT_FORK(fib_task, t, n - 1);
+    long k = WEFT_CALL(fib_task, n - 2);
+    return WEFT_SYNC(fib_task, t) + k;
 }
 
 typedef struct fib_task_call {
@@ -292,21 +288,20 @@ typedef struct nq_span {
     int lo, hi;
 } nq_span;
 
-static long nq_task(nq_span p);
-WEFT_TASK(long, nq_task, nq_span);
+WEFT_TASK_DECL(long, nq_task, nq_span);
 
+/* A child board always has a candidate (bench_nq_leaf). */
 static long nq_board_task(const bench_nq *s) {
     return nq_task((nq_span){s, 0, s->ncand});
 }
 
-static long nq_task(nq_span p) {
+WEFT_TASK_DEF(long, nq_task, nq_span, p) {
     if (p.hi - p.lo == 1)
         return bench_nq_place(p.s, p.lo, nq_board_task);
     int mid = p.lo + (p.hi - p.lo) / 2;
-    weft_task_nq_task t;
-    weft_fork_nq_task(&t, (nq_span){p.s, mid, p.hi});
-    long a = nq_task((nq_span){p.s, p.lo, mid});
-    return a + weft_sync_nq_task(&t);
+    WEFT_FORK(nq_task, t, ((nq_span){p.s, mid, p.hi}));
+    long a = WEFT_CALL(nq_task, ((nq_span){p.s, p.lo, mid}));
+    return a + WEFT_SYNC(nq_task, t);
 }
 
 typedef struct nq_task_call {
@@ -328,19 +323,15 @@ static long nqueens_typed(bench_pool *pool, int n) {
     return c.r;
 }
 
-static void ms_task(ms_frame f);
-WEFT_VOID_TASK(ms_task, ms_frame);
-
-static void ms_task(ms_frame f) {
+WEFT_VOID_TASK(ms_task, ms_frame, f) {
     if (f.n <= f.cutoff) {
         bench_msort_leaf(f.a, f.tmp, f.n);
         return;
     }
     size_t h = f.n / 2;
-    weft_task_ms_task t;
-    weft_fork_ms_task(&t, (ms_frame){f.a + h, f.tmp + h, f.n - h, f.cutoff});
-    ms_task((ms_frame){f.a, f.tmp, h, f.cutoff});
-    weft_sync_ms_task(&t);
+    WEFT_FORK(ms_task, t, ((ms_frame){f.a + h, f.tmp + h, f.n - h, f.cutoff}));
+    WEFT_CALL(ms_task, ((ms_frame){f.a, f.tmp, h, f.cutoff}));
+    WEFT_SYNC(ms_task, t);
     bench_merge(f.a, h, f.n, f.tmp);
 }
 

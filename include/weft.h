@@ -456,40 +456,42 @@ WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
  * call this function instead. Both run one protocol and may be mixed. */
 WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
 
-/* Typed joins, for C11 with gcc or clang (weft/join.h): a fork whose
- * argument and result stay in registers on the fast path, as Lace's tasks.
- * After the declaration of a function R name(A), at file scope:
+/* Typed tasks, for C11 with gcc or clang (weft/join.h): forks whose
+ * argument and result stay in registers on the fast path, and whose
+ * worker is passed from call to call instead of read from thread-local
+ * storage, as Lace's tasks do. At file scope,
  *
- *     WEFT_TASK(R, name, A);        for R name(A)
- *     WEFT_VOID_TASK(name, A);      for void name(A)
+ *     WEFT_TASK(R, name, A, a) { body }      defines R name(A a)
+ *     WEFT_VOID_TASK(name, A, a) { body }    defines void name(A a)
  *
- * defines the frame type weft_task_name and two inline functions:
+ * (WEFT_TASK_DECL(R, name, A) and WEFT_VOID_TASK_DECL(name, A) declare one
+ * for use before its definition, which is then WEFT_TASK_DEF(R, name, A, a)
+ * or WEFT_VOID_TASK_DEF(name, A, a); several arguments: a struct by
+ * value). name is a static function callable from anywhere: on a worker or
+ * context of a pool it runs on the calling thread in that pool; elsewhere
+ * it runs on the default pool, as weft_run does (the caller takes part),
+ * or on the calling thread if no pool can run it. Inside a task's body,
+ * and only there:
  *
- *     void weft_fork_name(weft_task_name *t, A arg);
- *     R    weft_sync_name(weft_task_name *t);
+ *     WEFT_FORK(other, t, x);     declares t and offers other(x) to idle
+ *                                 workers, as weft_join offers its b;
+ *     WEFT_CALL(other, x)         other(x), here, passing the worker on;
+ *     WEFT_SYNC(other, t)         other(x)'s result: called here unless a
+ *                                 worker took it, in which case the caller
+ *                                 participates until that worker is done.
  *
- * fork offers name(arg) to other workers, as weft_join offers b; sync
- * returns name(arg)'s result, calling it there unless a worker took it, in
- * which case the caller participates until that worker has returned it. So
- * with t in the caller's frame,
- *
- *     weft_fork_fib(&t, n - 2);
- *     long x = fib(n - 1);            (a: any code)
- *     long y = weft_sync_fib(&t);
- *
- * is weft_join of the two calls. Several forks may be open at once; each
- * fork is synced exactly once, by the thread that forked it, in the reverse
- * order of the forks, before the function that holds t returns (between
- * them t is the caller's stack frame, linked from the worker; a function
- * that returns or jumps out without its sync leaves the worker pointing at
- * a dead frame: undefined behaviour). Several arguments: a struct by value.
- * A is copied into t at the fork and read by whoever runs it; the result is
- * returned by value. Everything weft_join says of b holds for the forked
- * call: its group, priority and cancellation are the forking job's, a wait
- * between fork and sync runs it itself if nobody took it, and memory is as
- * weft_join's. Outside any pool the fork does nothing but keep the argument
- * and the sync calls name(arg): enter a pool first (weft_run) for
- * parallelism. Allocates nothing. */
+ * So  WEFT_FORK(fib, t, n - 1); long k = WEFT_CALL(fib, n - 2);
+ *     return WEFT_SYNC(fib, t) + k;
+ * is weft_join of the two calls. Several forks may be open at once; each is
+ * synced exactly once, in the reverse order of the forks, before the body
+ * that forked it returns (t is the body's stack frame, linked from the
+ * worker until its sync: returning or jumping out before it is undefined
+ * behaviour). x is copied into t at the fork and read by whoever runs it;
+ * the result is returned by value. Everything weft_join says of b holds for
+ * the forked call: its group, priority and cancellation are the forking
+ * job's, a wait between fork and sync runs it itself if nobody took it (so
+ * the forked call must not wait for what the forker does after such a
+ * wait), and memory is as weft_join's. Allocates nothing. */
 
 /* Queue fn(arg) to run in pool (NULL: the current pool) without waiting for
  * it. On a worker of pool the job goes to that worker's deque, elsewhere to

@@ -198,7 +198,18 @@ static weft__frame *publish_every(weft__worker *w, weft__frame *newest, weft__fr
     return bnd;
 }
 
+/* A typed task's serial head (join.h, weft__serial_head_init): outside every
+ * pool, its claim word names the head itself, never a frame; no thread but
+ * its owner knows it. Relaxed: the owner's own word, or a worker's, whose
+ * claim names a frame on a stack, never the worker. */
+static bool is_serial(struct weft__worker_head *h) {
+    uintptr_t c = atomic_load_explicit(&h->claim, memory_order_relaxed);
+    return weft__claim_frame(c) == (weft__frame *)h;
+}
+
 void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *f) {
+    if (WEFT__UNLIKELY(is_serial(h)))
+        return; /* B stays in the frame; the pop runs it */
     weft__worker *w = (weft__worker *)h;
     weft__frame *fr = weft__frame_of(f);
     /* The episode's fence: our store of frames, then the counters; a
@@ -243,8 +254,12 @@ static void finish(weft__worker *w, weft__frame *fr) {
 }
 
 void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f) {
-    weft__worker *w = (weft__worker *)h;
     weft__frame *fr = weft__frame_of(f);
+    if (WEFT__UNLIKELY(is_serial(h))) {
+        fr->fork.fn(fr->fork.arg); /* B, here: no thread can have taken it */
+        return;
+    }
+    weft__worker *w = (weft__worker *)h;
     uintptr_t c = owner_lock(w);
     weft__frame *bnd = weft__claim_frame(c);
     bool ours = bnd != fr; /* bnd is fr or older: fr was unlinked last */

@@ -329,7 +329,11 @@ static void run_owned(enum owner_kind kind, unsigned threads, weft_wake wake, bo
                      .wake = wake,
                      .callers_wait = kind == OWNER_WORKER,
                      .callers = kind == OWNER_CALLER, /* with either protocol */
-                     .contexts = kind == OWNER_CONTEXT};
+                     .contexts = kind == OWNER_CONTEXT,
+                     /* the spinners hold CPU budget slots for good: a worker
+                      * woken for the root would wait for one once a second
+                      * pool (the default) exists */
+                     .outside_budget = true};
     weft_pool *pool;
     CHECK_EQ(weft_pool_create(&pool, &c), 0);
     /* Every worker the root does not run on is busy. */

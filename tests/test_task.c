@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Typed joins (WEFT_TASK, weft/join.h): results by value on every path
- * (inline, taken by a thief, run by a waiting owner, outside every pool),
- * open forks nested, exactly once while frames are taken by force, the
- * forking job's group, and a wait between fork and sync that runs the
- * forked call itself. */
+/* Typed tasks (WEFT_TASK, weft/join.h): results by value on every path
+ * (inline, taken by a thief, run by a waiting owner, from outside every
+ * pool, with a serial head), open forks nested, exactly once while frames
+ * are taken by force, the forking job's group, and a wait between fork and
+ * sync that runs the forked call itself. */
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -14,16 +14,12 @@
 
 /* ---- fib, with the argument and result by value ------------------------- */
 
-static long fib(int n);
-WEFT_TASK(long, fib, int);
-
-static long fib(int n) {
+WEFT_TASK(long, fib, int, n) {
     if (n < 2)
         return n;
-    weft_task_fib t;
-    weft_fork_fib(&t, n - 1);
-    long k = fib(n - 2);
-    return weft_sync_fib(&t) + k;
+    WEFT_FORK(fib, t, n - 1);
+    long k = WEFT_CALL(fib, n - 2);
+    return WEFT_SYNC(fib, t) + k;
 }
 
 static long fib_serial(int n) {
@@ -46,9 +42,17 @@ static void fib_root(void *arg) {
     f->r = fib(f->n);
 }
 
+/* The body with a serial head, as where no pool can run it (join.h). */
+static long fib_serial_head(int n) {
+    struct weft__worker_head s;
+    weft__serial_head_init(&s);
+    return weft__task_body_fib(&s, n);
+}
+
 TEST(task_computes_fib_in_pools_and_outside) {
     int n = scaled(1) == 1 ? 27 : 21;
-    CHECK_EQ(fib(n), fib_serial(n)); /* outside every pool: serial */
+    CHECK_EQ(fib(n), fib_serial(n)); /* outside every pool: on the default pool */
+    CHECK_EQ(fib_serial_head(n), fib_serial(n));
     for (unsigned threads = 1; threads <= 4; threads++) {
         weft_pool *pool = threads % 2 ? make_pool(threads) : make_waiting_pool(threads);
         fib_call f = {n, 0};
@@ -69,12 +73,9 @@ typedef struct span {
     unsigned lo, hi;
 } span;
 
-static void visit(span s);
-WEFT_VOID_TASK(visit, span);
-
 /* Three forks open at once, synced in reverse: each quarter (the last
  * inline) visited once. */
-static void visit(span s) {
+WEFT_VOID_TASK(visit, span, s) {
     unsigned n = s.hi - s.lo;
     if (n < 4) {
         for (unsigned i = s.lo; i < s.hi; i++)
@@ -82,14 +83,13 @@ static void visit(span s) {
         return;
     }
     unsigned q = n / 4;
-    weft_task_visit t1, t2, t3;
-    weft_fork_visit(&t1, (span){s.hits, s.lo, s.lo + q});
-    weft_fork_visit(&t2, (span){s.hits, s.lo + q, s.lo + 2 * q});
-    weft_fork_visit(&t3, (span){s.hits, s.lo + 2 * q, s.lo + 3 * q});
-    visit((span){s.hits, s.lo + 3 * q, s.hi});
-    weft_sync_visit(&t3);
-    weft_sync_visit(&t2);
-    weft_sync_visit(&t1);
+    WEFT_FORK(visit, t1, ((span){s.hits, s.lo, s.lo + q}));
+    WEFT_FORK(visit, t2, ((span){s.hits, s.lo + q, s.lo + 2 * q}));
+    WEFT_FORK(visit, t3, ((span){s.hits, s.lo + 2 * q, s.lo + 3 * q}));
+    WEFT_CALL(visit, ((span){s.hits, s.lo + 3 * q, s.hi}));
+    WEFT_SYNC(visit, t3);
+    WEFT_SYNC(visit, t2);
+    WEFT_SYNC(visit, t1);
 }
 
 static void visit_root(void *arg) {
@@ -125,21 +125,17 @@ static void spin_us(double us) {
 
 static _Atomic int leaf_runs[1 << 10];
 
-static long tree(unsigned id_depth);
-WEFT_TASK(long, tree, unsigned);
-
 /* id in the high bits, depth in the low 8. */
-static long tree(unsigned id_depth) {
+WEFT_TASK(long, tree, unsigned, id_depth) {
     unsigned id = id_depth >> 8, depth = id_depth & 0xff;
     if (depth == 0) {
         atomic_fetch_add(&leaf_runs[id], 1);
         spin_us(id % 7 == 0 ? 200 : id % 3);
         return id;
     }
-    weft_task_tree t;
-    weft_fork_tree(&t, ((id + (1u << (depth - 1))) << 8) | (depth - 1));
-    long a = tree((id << 8) | (depth - 1));
-    return a + weft_sync_tree(&t);
+    WEFT_FORK(tree, t, ((id + (1u << (depth - 1))) << 8) | (depth - 1));
+    long a = WEFT_CALL(tree, (id << 8) | (depth - 1));
+    return a + WEFT_SYNC(tree, t);
 }
 
 static void tree_root(void *arg) {
@@ -168,22 +164,25 @@ static _Atomic bool polled_started;
 
 /* Runs on another worker (its forker waits for it to start before it
  * cancels): it belongs to the forking job's scope all the same. */
-static int poll_cancel(int x) {
+WEFT_TASK(int, poll_cancel, int, x) {
     atomic_store(&polled_started, true);
     while (!weft_cancelled())
         sched_yield();
     return x + 1;
 }
-WEFT_TASK(int, poll_cancel, int);
 
-static void fork_then_cancel(weft_scope *scope, void *arg) {
-    (void)scope;
-    weft_task_poll_cancel t;
-    weft_fork_poll_cancel(&t, 41);
+/* The scope's body forks through a task: WEFT_FORK is for task bodies. */
+WEFT_TASK(int, fork_then_cancel_task, int, x) {
+    WEFT_FORK(poll_cancel, t, x);
     while (!atomic_load(&polled_started))
         sched_yield();
     weft_cancel();
-    *(int *)arg = weft_sync_poll_cancel(&t);
+    return WEFT_SYNC(poll_cancel, t);
+}
+
+static void fork_then_cancel(weft_scope *scope, void *arg) {
+    (void)scope;
+    *(int *)arg = fork_then_cancel_task(41);
 }
 
 TEST(task_belongs_to_the_forking_group) {
@@ -210,35 +209,39 @@ static void spin_until_stopped(void *arg) {
         sched_yield();
 }
 
-static int signal_it(weft_event *e) {
+WEFT_TASK(int, signal_it, weft_event *, e) {
     weft_event_signal(e);
     return 7;
 }
-WEFT_TASK(int, signal_it, weft_event *);
 
-static void nothing_task(int x) {
+WEFT_VOID_TASK(nothing_task, int, x) {
     (void)x;
 }
-WEFT_VOID_TASK(nothing_task, int);
 
 /* The outer fork is the episode's first (it may be published); the inner
  * one stays private while the event is waited for. */
-static void wait_for_own_task(void *arg) {
-    weft_event *e = arg;
-    weft_task_nothing_task outer;
-    weft_fork_nothing_task(&outer, 0);
-    weft_task_signal_it t;
-    weft_fork_signal_it(&t, e);
+WEFT_VOID_TASK(wait_for_own_task, weft_event *, e) {
+    WEFT_FORK(nothing_task, outer, 0);
+    WEFT_FORK(signal_it, t, e);
     weft_event_wait(e);
-    CHECK_EQ(weft_sync_signal_it(&t), 7);
-    weft_sync_nothing_task(&outer);
+    CHECK_EQ(WEFT_SYNC(signal_it, t), 7);
+    WEFT_SYNC(nothing_task, outer);
     atomic_store(&spinners_stop, true);
+}
+
+static void wait_for_own_task_job(void *arg) {
+    wait_for_own_task(arg);
 }
 
 TEST(task_wait_runs_its_own_fork) {
     for (int kind = 0; kind < 2; kind++) /* on a worker, on a caller */
         for (unsigned threads = 1; threads <= 3; threads++) {
-            weft_config c = {.threads = threads, .callers_wait = kind == 0, .callers = kind};
+            /* Outside the CPU budget: the spinners hold their slots (a budget
+             * binds once the default pool exists too: weft.h). */
+            weft_config c = {.threads = threads,
+                             .callers_wait = kind == 0,
+                             .callers = kind,
+                             .outside_budget = true};
             weft_pool *pool;
             CHECK_EQ(weft_pool_create(&pool, &c), 0);
             unsigned busy = kind == 0 ? threads - 1 : threads;
@@ -250,7 +253,7 @@ TEST(task_wait_runs_its_own_fork) {
                 sched_yield();
             weft_event *e;
             CHECK_EQ(weft_event_create(&e, pool, 1), 0);
-            weft_run(pool, wait_for_own_task, e);
+            weft_run(pool, wait_for_own_task_job, e);
             CHECK(weft_event_is_set(e));
             weft_event_destroy(e);
             CHECK_EQ(weft_pool_destroy(pool), 0);

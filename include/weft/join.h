@@ -209,63 +209,133 @@ static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a
         b(b_arg);
 }
 
-/* The sync of a typed join: true if the caller runs B (still private, or
- * forked outside every pool). The worker is the forking one (a thread's
- * worker does not change between a fork and its sync), the older frame is
- * in fr's link: nothing beyond the frame is kept across A. */
-static inline __attribute__((always_inline)) int weft__task_pop(struct weft__join_frame *fr) {
-    struct weft__worker_head *w = weft__tls_worker;
-    if (__builtin_expect(!w, 0))
-        return 1;
+/* Typed tasks (weft.h, WEFT_TASK). A task's body takes the running
+ * worker's head as a hidden first parameter, weft__w, which WEFT_FORK,
+ * WEFT_CALL and WEFT_SYNC pass on: through a recursion the head stays in a
+ * register, with no thread-local load and no test for "outside every pool"
+ * on the fast path. The task's frame holds B's argument and result beside
+ * the join frame; a thief's entry (weft__task_run_NAME) reads the one and
+ * writes the other there, and the sync of a B still private calls the body
+ * with the argument in a register and returns its result in one.
+ *
+ * Outside every pool the task's public entry runs it on the default pool
+ * (weft_run); where no pool can run it (none can be created, a fork child),
+ * the body runs with a serial head: a head on the caller's stack whose
+ * claim word names the head itself, with both bits raised, so that every
+ * fork and pop takes the cold path, which tells it from a worker's (whose
+ * claim names a frame) and does nothing at a fork and runs B at a pop. */
+static inline void weft__serial_head_init(struct weft__worker_head *s) {
+    atomic_init(&s->joins, 0);
+    atomic_init(&s->frames, (struct weft__join_frame *)0);
+    s->group = 0;
+    s->prio = 0;
+    atomic_init(&s->claim, (uintptr_t)s | (uintptr_t)WEFT__CLAIM_BITS);
+}
+
+/* The pop of a task's frame: its older frame is in its link. */
+static inline __attribute__((always_inline)) int weft__task_pop(struct weft__worker_head *w,
+                                                                struct weft__join_frame *fr) {
     return weft__join_pop(w, fr, (struct weft__join_frame *)(fr->fork.prev & ~(uintptr_t)1));
 }
 
-/* Typed joins (weft.h, WEFT_TASK): a fork of fn(arg) into a frame of the
- * caller's, its argument and result beside the frame, and its sync. The
- * thief's entry reads the argument from the frame and stores the result
- * there; the sync of a B still private calls fn with the argument in a
- * register and returns its result in one. Outside a pool the fork only
- * stores the argument and the sync calls fn. */
-#define WEFT__TASK_FRAME(name, A, R_FIELD)                                                         \
+/* A task's body on this thread, on its worker or with a serial head: y =
+ * weft__task_body_NAME(head, x->arg) where STORE(x, y) says what to do
+ * with the result. */
+#define WEFT__TASK_ON_THIS_THREAD(name, x, STORE)                                                  \
+    do {                                                                                           \
+        struct weft__worker_head *weft__h = weft__tls_worker;                                      \
+        if (weft__h) {                                                                             \
+            STORE(x, weft__task_body_##name(weft__h, (x)->arg));                                   \
+        } else {                                                                                   \
+            struct weft__worker_head weft__serial;                                                 \
+            weft__serial_head_init(&weft__serial);                                                 \
+            STORE(x, weft__task_body_##name(&weft__serial, (x)->arg));                             \
+        }                                                                                          \
+    } while (0)
+#define WEFT__TASK_STORE(x, call) ((x)->result = (call))
+#define WEFT__VOID_STORE(x, call) (call)
+
+#define WEFT__TASK_TYPES(name, A, RESULT_FIELD)                                                    \
     typedef struct weft_task_##name {                                                              \
         struct weft__join_frame frame;                                                             \
         A arg;                                                                                     \
-        R_FIELD                                                                                    \
+        RESULT_FIELD                                                                               \
     } weft_task_##name
 
-#define WEFT__TASK_FORK(name, A)                                                                   \
-    static inline                                                                                  \
-        __attribute__((always_inline)) void weft_fork_##name(weft_task_##name *t, A arg) {         \
-        struct weft__worker_head *w = weft__tls_worker;                                            \
-        t->arg = arg;                                                                              \
-        if (__builtin_expect(w != 0, 1))                                                           \
-            weft__join_fork(w, &t->frame, weft__task_run_##name, t);                               \
-    }
-
-#define WEFT_TASK(R, name, A)                                                                      \
-    WEFT__TASK_FRAME(name, A, R result;);                                                          \
-    __attribute__((unused)) static void weft__task_run_##name(void *t) {                           \
-        ((weft_task_##name *)t)->result = name(((weft_task_##name *)t)->arg);                      \
-    }                                                                                              \
-    WEFT__TASK_FORK(name, A)                                                                       \
-    static inline __attribute__((always_inline)) R weft_sync_##name(weft_task_##name *t) {         \
-        if (weft__task_pop(&t->frame))                                                             \
-            return name(t->arg);                                                                   \
-        return t->result;                                                                          \
+#define WEFT_TASK_DECL(R, name, A)                                                                 \
+    WEFT__TASK_TYPES(name, A, R result;);                                                          \
+    static R weft__task_body_##name(struct weft__worker_head *weft__w, A);                         \
+    static R name(A);                                                                              \
+    static inline __attribute__((always_inline))                                                   \
+    R weft__task_sync_##name(struct weft__worker_head *w, weft_task_##name *t) {                   \
+        return weft__task_pop(w, &t->frame) ? weft__task_body_##name(w, t->arg) : t->result;       \
     }                                                                                              \
     typedef int weft__task_##name##_declared
 
-#define WEFT_VOID_TASK(name, A)                                                                    \
-    WEFT__TASK_FRAME(name, A, );                                                                   \
-    __attribute__((unused)) static void weft__task_run_##name(void *t) {                           \
-        name(((weft_task_##name *)t)->arg);                                                        \
-    }                                                                                              \
-    WEFT__TASK_FORK(name, A)                                                                       \
-    static inline __attribute__((always_inline)) void weft_sync_##name(weft_task_##name *t) {      \
-        if (weft__task_pop(&t->frame))                                                             \
-            name(t->arg);                                                                          \
+#define WEFT_VOID_TASK_DECL(name, A)                                                               \
+    WEFT__TASK_TYPES(name, A, );                                                                   \
+    static void weft__task_body_##name(struct weft__worker_head *weft__w, A);                      \
+    static void name(A);                                                                           \
+    static inline __attribute__((always_inline)) void weft__task_sync_##name(                      \
+        struct weft__worker_head *w, weft_task_##name *t) {                                        \
+        if (weft__task_pop(w, &t->frame))                                                          \
+            weft__task_body_##name(w, t->arg);                                                     \
     }                                                                                              \
     typedef int weft__task_##name##_declared
+
+/* The thief's entry, which is also the default pool's root (either may run
+ * where no worker is: the serial head's pop, a weft_run that found no
+ * pool), the public entry, and the body's signature, which the user's
+ * block completes. */
+#define WEFT_TASK_DEF(R, name, A, a)                                                               \
+    __attribute__((unused)) static void weft__task_run_##name(void *weft__t) {                     \
+        weft_task_##name *weft__x = (weft_task_##name *)weft__t;                                   \
+        WEFT__TASK_ON_THIS_THREAD(name, weft__x, WEFT__TASK_STORE);                                \
+    }                                                                                              \
+    __attribute__((unused)) static R name(A a) {                                                   \
+        struct weft__worker_head *weft__h = weft__tls_worker;                                      \
+        weft_task_##name weft__c;                                                                  \
+        if (__builtin_expect(weft__h != 0, 1))                                                     \
+            return weft__task_body_##name(weft__h, a);                                             \
+        weft__c.arg = a;                                                                           \
+        weft_run(0, weft__task_run_##name, &weft__c);                                              \
+        return weft__c.result;                                                                     \
+    }                                                                                              \
+    static R weft__task_body_##name(__attribute__((unused)) struct weft__worker_head *weft__w, A a)
+
+#define WEFT_VOID_TASK_DEF(name, A, a)                                                             \
+    __attribute__((unused)) static void weft__task_run_##name(void *weft__t) {                     \
+        weft_task_##name *weft__x = (weft_task_##name *)weft__t;                                   \
+        WEFT__TASK_ON_THIS_THREAD(name, weft__x, WEFT__VOID_STORE);                                \
+    }                                                                                              \
+    __attribute__((unused)) static void name(A a) {                                                \
+        struct weft__worker_head *weft__h = weft__tls_worker;                                      \
+        weft_task_##name weft__c;                                                                  \
+        if (__builtin_expect(weft__h != 0, 1)) {                                                   \
+            weft__task_body_##name(weft__h, a);                                                    \
+            return;                                                                                \
+        }                                                                                          \
+        weft__c.arg = a;                                                                           \
+        weft_run(0, weft__task_run_##name, &weft__c);                                              \
+    }                                                                                              \
+    static void weft__task_body_##name(__attribute__((unused)) struct weft__worker_head *weft__w,  \
+                                       A a)
+
+#define WEFT_TASK(R, name, A, a)                                                                   \
+    WEFT_TASK_DECL(R, name, A);                                                                    \
+    WEFT_TASK_DEF(R, name, A, a)
+#define WEFT_VOID_TASK(name, A, a)                                                                 \
+    WEFT_VOID_TASK_DECL(name, A);                                                                  \
+    WEFT_VOID_TASK_DEF(name, A, a)
+
+/* Inside a task's body: fork name(x) into the frame t (declared here),
+ * call name(x) on this worker, and sync t (its result). */
+#define WEFT_FORK(name, t, x)                                                                      \
+    weft_task_##name t;                                                                            \
+    (t).arg = (x);                                                                                 \
+    (void)weft__join_fork(weft__w, &(t).frame, weft__task_run_##name, &(t))
+#define WEFT_CALL(name, x) weft__task_body_##name(weft__w, (x))
+#define WEFT_SYNC(name, t) weft__task_sync_##name(weft__w, &(t))
 
 /* weft_join, inline, unless the program asks for the library's call. */
 #ifndef WEFT_NO_INLINE_JOIN
