@@ -266,7 +266,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     WEFT__TASK_TYPES(name, A, R result;);                                                          \
     static R weft__task_body_##name(struct weft__worker_head *weft__w, A);                         \
     static R name(A);                                                                              \
-    static inline __attribute__((always_inline))                                                   \
+    static inline __attribute__((always_inline, unused))                                           \
     R weft__task_sync_##name(struct weft__worker_head *w, weft_task_##name *t) {                   \
         return weft__task_pop(w, &t->frame) ? weft__task_body_##name(w, t->arg) : t->result;       \
     }                                                                                              \
@@ -276,7 +276,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     WEFT__TASK_TYPES(name, A, );                                                                   \
     static void weft__task_body_##name(struct weft__worker_head *weft__w, A);                      \
     static void name(A);                                                                           \
-    static inline __attribute__((always_inline)) void weft__task_sync_##name(                      \
+    static inline __attribute__((always_inline, unused)) void weft__task_sync_##name(              \
         struct weft__worker_head *w, weft_task_##name *t) {                                        \
         if (weft__task_pop(w, &t->frame))                                                          \
             weft__task_body_##name(w, t->arg);                                                     \
