@@ -231,6 +231,9 @@ machine_info() {
     echo "rustc:    $(rustc --version 2>/dev/null | cut -d' ' -f2 || echo none)"
     echo "oneTBB:   $(dpkg-query -W -f '${Version}' libtbb-dev 2>/dev/null || echo '?')"
     echo "rayon:    $(grep -m1 '^rayon = ' "$here/peers/rayon/Cargo.toml" | tr -d '"=' | awk '{print $2}') (Debian's librust-rayon-dev)"
+    if [ -x "$bin/lace_bench" ] && [ -n "$lace_dir" ]; then
+        echo "lace:     $(sed -n 's/^ *VERSION \([0-9.]*\).*/\1/p' "$lace_dir/CMakeLists.txt" | head -n 1) (from $lace_dir)"
+    fi
     echo "weft:     $(awk '/define WEFT_VERSION_(MAJOR|MINOR|PATCH)/{printf "%s%s", s, $3; s="."}' "$repo/include/weft/version.h" 2>/dev/null)$(git -C "$repo" describe --always --dirty 2>/dev/null | sed 's/^/ @ /')"
     echo "mode:     $([ $smoke = 1 ] && echo smoke || echo full), $runs run(s) per figure"
     echo "load:     $1"
