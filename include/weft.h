@@ -704,7 +704,8 @@ typedef struct weft_reducer {
  * copy the result (size bytes) to result. grain as weft_for: with grain > 0
  * the pieces, and so the order and grouping of every combine, depend only on
  * begin, end and grain: a floating-point reduction gives the same bits on every
- * run and every thread count. An empty range gives init's identity. Where it
+ * run and every thread count. An empty range gives init's identity (in a
+ * cancelled group: ECANCELED, below, as a non-empty one). Where it
  * runs and how the caller waits: as weft_for. Any thread.
  * Returns 0, or:
  *  EINVAL  reducer, result or a callback is NULL, or size is 0;
@@ -794,7 +795,8 @@ WEFT_API int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *af
  * cycle: nothing ran), EBUSY (the graph is already running), ENOMEM, ECHILD
  * (pool is a parent's pool in a fork child: nothing ran), ECANCELED (a node
  * called weft_cancel, or a group around the run was cancelled: the nodes not
- * started by then did not run; the next run starts afresh). */
+ * started by then did not run; the next run starts afresh; a graph of no
+ * nodes run in a cancelled group answers it too). */
 WEFT_API int weft_graph_run(weft_graph *graph, weft_pool *pool);
 
 /* Free the graph and its nodes. Not while it runs. NULL does nothing, as

@@ -206,6 +206,8 @@ int weft_graph_run(weft_graph *graph, weft_pool *pool) {
         weft_run(pool, run_inside, graph);
         if (weft__group_cancelled(&graph->group))
             err = ECANCELED;
+    } else if (!err && weft__group_cancelled(weft__current_group())) {
+        err = ECANCELED; /* an empty run in a cancelled group answers as a full one */
     }
     /* Release: pairs with the next run's acquire. */
     atomic_store_explicit(&graph->running, false, memory_order_release);

@@ -303,6 +303,10 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
         !result)
         return EINVAL;
     if (begin >= end) {
+        /* Nothing to run, but the reduction belongs to the caller's group
+         * as a non-empty one does: cancelled, it answers so. */
+        if (weft__group_cancelled(weft__current_group()))
+            return ECANCELED;
         reducer->init(result, reducer->arg); /* the identity */
         return 0;
     }

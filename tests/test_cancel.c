@@ -253,6 +253,39 @@ TEST(a_cancelled_reduce_returns_ecanceled_and_leaves_the_result) {
     }
 }
 
+/* An empty reduction or graph run inside a cancelled scope answers as a
+ * cancelled one does (weft.h): ECANCELED, the result untouched; outside
+ * every group the empty ones succeed. */
+static void empty_work_in_cancelled_scope(weft_scope *s, void *arg) {
+    (void)arg;
+    weft_reducer r = {sizeof(uint64_t), sum_init, sum_fold, sum_combine, NULL};
+    uint64_t result = 12345;
+    CHECK_EQ(weft_reduce(NULL, 5, 5, 0, &r, &result), 0); /* not cancelled yet */
+    CHECK_EQ(result, 0);
+    weft_scope_cancel(s);
+    result = 12345;
+    CHECK_EQ(weft_reduce(NULL, 5, 5, 0, &r, &result), ECANCELED);
+    CHECK_EQ(result, 12345);
+    weft_graph *g;
+    CHECK_EQ(weft_graph_create(&g), 0);
+    CHECK_EQ(weft_graph_run(g, NULL), ECANCELED);
+    weft_graph_destroy(g);
+}
+
+TEST(cancelled_empty_work_answers_ecanceled) {
+    weft_pool *pool = make_pool(2);
+    weft_scope_run(pool, empty_work_in_cancelled_scope, NULL);
+    weft_reducer r = {sizeof(uint64_t), sum_init, sum_fold, sum_combine, NULL};
+    uint64_t result = 12345;
+    CHECK_EQ(weft_reduce(pool, 7, 3, 0, &r, &result), 0); /* outside every group */
+    CHECK_EQ(result, 0);
+    weft_graph *g;
+    CHECK_EQ(weft_graph_create(&g), 0);
+    CHECK_EQ(weft_graph_run(g, pool), 0);
+    weft_graph_destroy(g);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
 /* ---- graphs -------------------------------------------------------------------- */
 
 typedef struct node_probe {
