@@ -8,6 +8,7 @@
 
 #include "check.h"
 #include "pools.h"
+#include "spinners.h"
 #include "jobs.h"
 #include "weft.h"
 
@@ -285,16 +286,6 @@ typedef struct owned {
     bool nested_scope; /* A waits in a scope's end, not in the event */
 } owned;
 
-static _Atomic bool spinners_stop;
-static _Atomic unsigned spinners_started;
-
-static void spin_until_stopped(void *arg) {
-    (void)arg;
-    atomic_fetch_add(&spinners_started, 1);
-    while (!atomic_load(&spinners_stop))
-        sched_yield();
-}
-
 static void wait_in_job(weft_scope *scope, void *arg) {
     CHECK_EQ(weft_scope_spawn(scope, wait_event, arg), 0);
 }
@@ -319,7 +310,7 @@ static void owned_join(void *arg) {
  * may be published; this one is not. */
 static void owned_root(void *arg) {
     weft_join(owned_join, arg, nothing, NULL);
-    atomic_store(&spinners_stop, true); /* the waiter is done */
+    spinners_stop_all(); /* the waiter is done */
 }
 
 enum owner_kind { OWNER_WORKER, OWNER_CALLER, OWNER_CONTEXT };
@@ -338,12 +329,7 @@ static void run_owned(enum owner_kind kind, unsigned threads, weft_wake wake, bo
     CHECK_EQ(weft_pool_create(&pool, &c), 0);
     /* Every worker the root does not run on is busy. */
     unsigned busy = kind == OWNER_WORKER ? threads - 1 : threads;
-    atomic_store(&spinners_stop, false);
-    atomic_store(&spinners_started, 0);
-    for (unsigned i = 0; i < busy; i++)
-        CHECK_EQ(weft_spawn(pool, spin_until_stopped, NULL), 0);
-    while (atomic_load(&spinners_started) < busy)
-        sched_yield();
+    spinners_start(pool, busy);
     owned o = {.nested_scope = nested};
     CHECK_EQ(weft_event_create(&o.e, pool, 1), 0);
     if (kind == OWNER_CONTEXT) {

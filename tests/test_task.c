@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "pools.h"
+#include "spinners.h"
 #include "weft.h"
 
 /* ---- fib, with the argument and result by value ------------------------- */
@@ -199,16 +200,6 @@ TEST(task_belongs_to_the_forking_group) {
 /* The waiting job's every other worker spins until it is done: only the
  * waiting thread can run the forked call (test_join.c, the same for
  * weft_join). */
-static _Atomic bool spinners_stop;
-static _Atomic unsigned spinners_started;
-
-static void spin_until_stopped(void *arg) {
-    (void)arg;
-    atomic_fetch_add(&spinners_started, 1);
-    while (!atomic_load(&spinners_stop))
-        sched_yield();
-}
-
 WEFT_TASK(int, signal_it, weft_event *, e) {
     weft_event_signal(e);
     return 7;
@@ -226,7 +217,7 @@ WEFT_VOID_TASK(wait_for_own_task, weft_event *, e) {
     weft_event_wait(e);
     CHECK_EQ(WEFT_SYNC(signal_it, t), 7);
     WEFT_SYNC(nothing_task, outer);
-    atomic_store(&spinners_stop, true);
+    spinners_stop_all();
 }
 
 static void wait_for_own_task_job(void *arg) {
@@ -245,12 +236,7 @@ TEST(task_wait_runs_its_own_fork) {
             weft_pool *pool;
             CHECK_EQ(weft_pool_create(&pool, &c), 0);
             unsigned busy = kind == 0 ? threads - 1 : threads;
-            atomic_store(&spinners_stop, false);
-            atomic_store(&spinners_started, 0);
-            for (unsigned i = 0; i < busy; i++)
-                CHECK_EQ(weft_spawn(pool, spin_until_stopped, NULL), 0);
-            while (atomic_load(&spinners_started) < busy)
-                sched_yield();
+            spinners_start(pool, busy);
             weft_event *e;
             CHECK_EQ(weft_event_create(&e, pool, 1), 0);
             weft_run(pool, wait_for_own_task_job, e);
