@@ -250,7 +250,8 @@ WEFT_API int weft_pool_create_sized(weft_pool **pool, const weft_config *config,
  * weft_broadcast, weft_trace_stop) to return, stop the workers, join them and
  * free the pool.
  * Any thread except the pool's own workers. Other threads must not start a
- * submission to the pool concurrently with or after this call (a call is
+ * submission to the pool, or a weft_pool_stats of it, concurrently with or
+ * after this call (a call is
  * started once it is under way: a thread that signals "about to call" and
  * then calls races destroy), and a call destroy waits for must not wait for
  * destroy; jobs running inside the pool
@@ -351,7 +352,10 @@ typedef struct weft_stats {
 } weft_stats;
 
 /* Fill *stats for pool (NULL: the current pool; all zero if none can be
- * created). Any thread, any time, including from the pool's own jobs; never
+ * created). Any thread, at any time until weft_pool_destroy(pool) is
+ * called, and during that call from the pool's own jobs and on_exit hooks
+ * (destroy waits for them); a call from another thread must not overlap
+ * the destroy, which frees the pool (as a submission must not). Never
  * blocks. The counters are per worker and read without stopping the workers:
  * the snapshot is approximate while the pool runs, exact once it is idle.
  * Cost to the workers: a plain add (no locked instruction) per job and event,

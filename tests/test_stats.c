@@ -124,3 +124,35 @@ TEST(counters_add_up) {
         check_sleep_us(1000);
     }
 }
+
+/* Stats during destroy, from the pool's own threads, which destroy waits
+ * for: a detached job it drains and every worker's on_exit (weft.h: other
+ * threads must not overlap destroy). Under TSan: no race with the stop. */
+static weft_pool *stats_pool;
+static _Atomic unsigned stats_read;
+
+static void read_own_stats(void *arg) {
+    (void)arg;
+    weft_stats st;
+    weft_pool_stats(NULL, &st); /* the current pool */
+    atomic_fetch_add(&stats_read, 1);
+}
+
+static void read_stats_on_exit(unsigned worker, void *user) {
+    (void)worker;
+    weft_stats st;
+    weft_pool_stats(*(weft_pool **)user, &st);
+    atomic_fetch_add(&stats_read, 1);
+}
+
+TEST(stats_from_the_pools_own_threads_during_destroy) {
+    for (int round = 0; round < scaled(20); round++) {
+        atomic_store(&stats_read, 0);
+        weft_config c = {.threads = 3, .on_exit = read_stats_on_exit, .user = &stats_pool};
+        CHECK_EQ(weft_pool_create(&stats_pool, &c), 0);
+        for (int i = 0; i < 4; i++)
+            CHECK_EQ(weft_spawn(stats_pool, read_own_stats, NULL), 0);
+        CHECK_EQ(weft_pool_destroy(stats_pool), 0); /* drains the jobs, runs on_exit */
+        CHECK_EQ(atomic_load(&stats_read), 4 + 3);
+    }
+}
