@@ -241,6 +241,8 @@ void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *
  * is left on the deque is older work, not this join's. */
 static void finish(weft__worker *w, weft__frame *fr) {
     weft__job *job;
+    /* The probe acquires: B's writes, wherever it ran, before the join
+     * returns (weft.h, weft_join's memory). */
     while (!weft__latch_probe(&fr->done) &&
            (job = weft__worker_pop_prio(w, weft__frame_prio(fr))) != NULL) {
         weft__stat_add(&w->stats.jobs, 1);

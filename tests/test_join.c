@@ -2,7 +2,6 @@
 /* weft_join and weft_run: deep nesting, fib, which pool NULL means, and
  * frames taken by force. */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 

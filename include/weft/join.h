@@ -225,6 +225,8 @@ static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a
  * fork and pop takes the cold path, which tells it from a worker's (whose
  * claim names a frame) and does nothing at a fork and runs B at a pop. */
 static inline void weft__serial_head_init(struct weft__worker_head *s) {
+    /* Plain initialisation (atomic_init): the head is this thread's alone;
+     * no thief ever sees it, so no order is needed. */
     atomic_init(&s->joins, 0);
     atomic_init(&s->frames, (struct weft__join_frame *)0);
     s->group = 0;
