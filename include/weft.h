@@ -278,7 +278,10 @@ WEFT_API int weft_pool_destroy(weft_pool *pool);
 /* The process-wide default pool: created with default settings on first use
  * (thread-safe), lives until the process exits. A fork child gets a fresh one
  * on its first use (see fork() above). Any thread. Returns NULL only if it
- * could not be created (out of memory or threads); later calls try again. */
+ * could not be created (out of memory or threads); later calls try again.
+ * Its workers run weft's code until exit, so on Linux its creation marks the
+ * shared object holding that code (libweft.so, or a plugin with libweft.a
+ * inside) as one no dlclose unmaps (docs/guide.md, "Plugins"). */
 WEFT_API weft_pool *weft_pool_default(void);
 
 /* Number of workers in pool (NULL: the current pool). Any thread. */

@@ -68,6 +68,15 @@ WEFT__HIDDEN void weft__os_fork_child(void);
 WEFT__HIDDEN bool weft__os_barrier_init(void);
 WEFT__HIDDEN void weft__os_barrier(void);
 
+/* Keep the shared object that holds weft's code (libweft.so, or a plugin
+ * that linked libweft.a) mapped until the process exits, whoever dlcloses
+ * it: the default pool's workers live until exit and run that code. Called
+ * once the default pool exists, with no weft lock held (the loader's lock
+ * is taken inside, and a constructor that runs under it may call weft).
+ * Best effort: nothing in a program's own executable, or where the OS
+ * cannot pin a loaded object (the POSIX seam: the guide's plugin rule). */
+WEFT__HIDDEN void weft__os_keep_loaded(void);
+
 /* Number of CPUs this process may run on (at least 1). */
 WEFT__HIDDEN unsigned weft__os_cpu_count(void);
 

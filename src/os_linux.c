@@ -2,6 +2,7 @@
 /* Linux: futex wait/wake on a 32-bit word, sched_getaffinity, prctl names,
  * SCHED_BATCH workers. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -39,6 +40,20 @@ bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t dea
 
 void weft__os_precise_timers(void) {
     prctl(PR_SET_TIMERSLACK, 1000UL); /* 1 us; the default is 50 us */
+}
+
+void weft__os_keep_loaded(void) {
+    Dl_info self;
+    /* The object this function is in: libweft.so, a plugin with weft linked
+     * in, or the executable (whose pin changes nothing). RTLD_NOLOAD finds
+     * it without loading anything; RTLD_NODELETE marks it, for good, as an
+     * object that no dlclose unmaps. The handle's own reference goes back
+     * at once: the mark stays. */
+    if (!dladdr((void *)weft__os_keep_loaded, &self) || !self.dli_fname)
+        return;
+    void *handle = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    if (handle)
+        dlclose(handle);
 }
 
 void weft__os_batch_policy(void) {

@@ -126,6 +126,11 @@ bool weft__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t dea
 
 void weft__os_precise_timers(void) {}
 
+/* POSIX.1-2008 has no way to pin a loaded object (dladdr, RTLD_NOLOAD
+ * and RTLD_NODELETE are extensions): a plugin links with -z nodelete, or
+ * keeps weft loaded itself (docs/guide.md, "Plugins"). */
+void weft__os_keep_loaded(void) {}
+
 /* POSIX names no batch policy (SCHED_OTHER is all it promises). */
 void weft__os_batch_policy(void) {}
 

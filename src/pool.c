@@ -442,6 +442,12 @@ weft_pool *weft_pool_default(void) {
             trace_at_exit = atexit(stop_default_trace) == 0; /* WEFT_TRACE: lives to exit */
     }
     pthread_mutex_unlock(&default_lock);
+    /* The pool's workers run our code until exit: no dlclose may unmap it
+     * (os.h). After the unlock: the loader's lock is taken inside. Only
+     * threads that found no pool at their first look get here, and the pin
+     * is idempotent. */
+    if (pool)
+        weft__os_keep_loaded();
     return pool;
 }
 
