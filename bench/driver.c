@@ -37,14 +37,23 @@ typedef struct workload {
 } workload;
 
 static const workload workloads[] = {
-    {"fib30", wl_fib30, {1, 2, 0}, 0},       {"fib35", wl_fib35, {1, 2, 0}, 0},
-    {"loop", wl_loop, {1, 2, 0}, 0},         {"nqueens12", wl_nqueens, {1, 2, 0}, 0},
-    {"msort", wl_msort, {1, 2, 0}, 0},       {"sporadic", wl_sporadic, {2, 8, 0}, 0},
-    {"sweep", wl_sweep, {8, 0, 0}, 0},       {"roundtrip", wl_roundtrip, {8, 0, 0}, 0},
-    {"burst", wl_burst, {2, 8, 0}, 0},       {"control", wl_control, {8, 0, 0}, 0},
-    {"priority", wl_priority, {2, 0, 0}, 0}, {"graph", wl_graph, {1, 2, 0}, 0},
-    {"idle", wl_idle, {8, 0, 0}, 0},         {"burst5ms", wl_burst5ms, {2, 8, 0}, 1},
-    {"pools", wl_pools, {8, 0, 0}, 0},       {"uneven", wl_uneven, {2, 8, 0}, 0},
+    {"fib30", wl_fib30, {1, 2, 0}, 0},
+    {"fib35", wl_fib35, {1, 2, 0}, 0},
+    {"loop", wl_loop, {1, 2, 0}, 0},
+    {"nqueens12", wl_nqueens, {1, 2, 0}, 0},
+    {"msort", wl_msort, {1, 2, 0}, 0},
+    {"sporadic", wl_sporadic, {2, 8, 0}, 0},
+    {"sweep", wl_sweep, {8, 0, 0}, 0},
+    {"roundtrip", wl_roundtrip, {8, 0, 0}, 0},
+    {"burst", wl_burst, {2, 8, 0}, 0},
+    {"control", wl_control, {8, 0, 0}, 0},
+    {"priority", wl_priority, {2, 0, 0}, 0},
+    {"graph", wl_graph, {1, 2, 0}, 0},
+    {"idle", wl_idle, {8, 0, 0}, 0},
+    {"burst5ms", wl_burst5ms, {2, 8, 0}, 1},
+    {"pools", wl_pools, {8, 0, 0}, 0},
+    {"uneven", wl_uneven, {2, 8, 0}, 0},
+    {"priority_loop", wl_priority_loop, {2, 0, 0}, 0},
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 

@@ -65,22 +65,23 @@ static inline void emit_begin(const run_ctx *c) {
 
 /* The workloads: each runs at one pool size (c->threads) and prints its JSON
  * lines, or nothing when the system lacks the shape it needs. */
-void wl_fib30(const run_ctx *c);     /* wl_fork.c */
-void wl_fib35(const run_ctx *c);     /* wl_fork.c */
-void wl_nqueens(const run_ctx *c);   /* wl_fork.c */
-void wl_msort(const run_ctx *c);     /* wl_fork.c */
-void wl_loop(const run_ctx *c);      /* wl_loop.c */
-void wl_uneven(const run_ctx *c);    /* wl_loop.c */
-void wl_sporadic(const run_ctx *c);  /* wl_sporadic.c */
-void wl_sweep(const run_ctx *c);     /* wl_sporadic.c */
-void wl_priority(const run_ctx *c);  /* wl_priority.c */
-void wl_graph(const run_ctx *c);     /* wl_graph.c */
-void wl_roundtrip(const run_ctx *c); /* wl_roundtrip.c */
-void wl_burst(const run_ctx *c);     /* wl_burst.c */
-void wl_burst5ms(const run_ctx *c);  /* wl_burst.c */
-void wl_control(const run_ctx *c);   /* wl_burst.c */
-void wl_idle(const run_ctx *c);      /* wl_burst.c */
-void wl_pools(const run_ctx *c);     /* wl_pools.c */
+void wl_fib30(const run_ctx *c);         /* wl_fork.c */
+void wl_fib35(const run_ctx *c);         /* wl_fork.c */
+void wl_nqueens(const run_ctx *c);       /* wl_fork.c */
+void wl_msort(const run_ctx *c);         /* wl_fork.c */
+void wl_loop(const run_ctx *c);          /* wl_loop.c */
+void wl_uneven(const run_ctx *c);        /* wl_loop.c */
+void wl_sporadic(const run_ctx *c);      /* wl_sporadic.c */
+void wl_sweep(const run_ctx *c);         /* wl_sporadic.c */
+void wl_priority(const run_ctx *c);      /* wl_priority.c */
+void wl_priority_loop(const run_ctx *c); /* wl_priority.c */
+void wl_graph(const run_ctx *c);         /* wl_graph.c */
+void wl_roundtrip(const run_ctx *c);     /* wl_roundtrip.c */
+void wl_burst(const run_ctx *c);         /* wl_burst.c */
+void wl_burst5ms(const run_ctx *c);      /* wl_burst.c */
+void wl_control(const run_ctx *c);       /* wl_burst.c */
+void wl_idle(const run_ctx *c);          /* wl_burst.c */
+void wl_pools(const run_ctx *c);         /* wl_pools.c */
 
 /* fib(n), computed without recursion: the reference (wl_fork.c). */
 long fib_value(int n);

@@ -141,6 +141,14 @@ rows(
         ("... max start µs (a normal job is 1000 µs)", field("max_us"), None),
     ],
 )
+rows(
+    "priority_loop",
+    2,
+    [
+        ("high job under a 200 ms loop: p50 start µs", field("p50_us"), None),
+        ("... max start µs (a piece is 1000 µs)", field("max_us"), None),
+    ],
+)
 for t in (1, 2):
     rows(
         "graph",
@@ -155,6 +163,8 @@ for t in (1, 2):
 NOT_COMPARABLE = {
     ("priority", "rayon"): "Rayon has no priorities: its high-priority jobs go to a second pool "
     "(what its users do), whose threads compete with the first pool's for the cores.",
+    ("priority_loop", "rayon"): "Rayon has no priorities: its high-priority jobs go to a second "
+    "pool, as in the priority row.",
     ("roundtrip", "tbb"): "TBB's `task_arena::execute` runs the empty functor on the calling "
     "thread (it joins the arena), so nothing is handed to a worker: not a like-for-like round "
     "trip, and left out of the best-peer column.",

@@ -256,7 +256,8 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
  * The fork-join workloads as a C user who wants Lace's speed writes them:
  * arguments and results by value, the forked call offered to thieves and
  * the rest run inline (fib as Lace's benchmark: fork n - 1, call n - 2).
- * The system "weft-task" runs these and no other workload. */
+ * The system "weft-task" runs these and no other workload (not in the
+ * policy programs, hence `unused` on its entries). */
 
 WEFT_TASK(long, fib_task, int, n) {
     if (n < 2)
@@ -276,7 +277,7 @@ static void fib_task_root(void *arg) {
     f->r = fib_task(f->n);
 }
 
-static long fib_typed(bench_pool *pool, int n) {
+__attribute__((unused)) static long fib_typed(bench_pool *pool, int n) {
     fib_task_call f = {n, 0};
     weft_run((weft_pool *)pool, fib_task_root, &f);
     return f.r;
@@ -314,7 +315,7 @@ static void nq_task_root(void *arg) {
     c->r = nq_board_task(c->s);
 }
 
-static long nqueens_typed(bench_pool *pool, int n) {
+__attribute__((unused)) static long nqueens_typed(bench_pool *pool, int n) {
     bench_nq root;
     bench_nq_root(&root, n);
     nq_task_call c = {&root, 0};
@@ -339,7 +340,8 @@ static void ms_task_root(void *arg) {
     ms_task(*(ms_frame *)arg);
 }
 
-static void msort_typed(bench_pool *pool, int *a, int *tmp, size_t n, size_t cutoff) {
+__attribute__((unused)) static void msort_typed(bench_pool *pool, int *a, int *tmp, size_t n,
+                                                size_t cutoff) {
     ms_frame f = {a, tmp, n, cutoff};
     weft_run((weft_pool *)pool, ms_task_root, &f);
 }

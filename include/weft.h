@@ -520,7 +520,14 @@ WEFT_API int weft_spawn(weft_pool *pool, weft_fn *fn, void *arg);
  * scope spawns without a priority, graph nodes, event follow-ups queued from
  * it) get its priority, so weft_run_priority gives a whole loop or graph a
  * priority. Running jobs are never preempted: a high-priority job waits at
- * most for one running job to finish on some worker. */
+ * most for one running job to finish on some worker, where each piece of a
+ * normal weft_for or weft_reduce (a call of its function) counts as a job:
+ * a worker running such a loop looks between its pieces and runs waiting
+ * high-priority jobs there, nested on its stack, with the loop's rest
+ * offered to other threads meanwhile. So a high-priority job must not wait
+ * for a normal loop's call to return (it may run inside that loop); waiting
+ * for what the loop's pieces do (an event they signal) is fine: the wait
+ * runs the pieces its thread holds. */
 typedef enum { WEFT_PRIORITY_NORMAL = 0, WEFT_PRIORITY_HIGH } weft_priority;
 
 /* weft_spawn at a priority. Returns as weft_spawn, and EINVAL for a priority

@@ -72,16 +72,7 @@ static bool private_check(void *ctx, unsigned index) {
 /* A woken worker's look (idle.h): high-priority work injected, or public on
  * a deque? Hints, as a search would see them. */
 static bool high_queued(void *ctx) {
-    weft_pool *pool = ctx;
-    if (!weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_HIGH]))
-        return true;
-    /* Relaxed: see weft__pool_note_high. */
-    if (!atomic_load_explicit(&pool->high_pushed, memory_order_relaxed))
-        return false;
-    for (unsigned v = 0, n = weft__pool_victims(pool); v < n; v++)
-        if (!weft__deque_public_empty(&pool->workers[v].deques[WEFT_PRIORITY_HIGH]))
-            return true;
-    return false;
+    return weft__pool_high_queued(ctx);
 }
 
 /* A leaving searcher's look (idle.h): jobs on another deque, public or

@@ -77,6 +77,7 @@ struct piece {
     int creator;     /* thread that made this piece */
     void *acc;       /* weft_reduce: where this piece's result goes */
     int err;         /* weft_reduce: ENOMEM from this subtree */
+    bool gave_way;   /* a high-priority job ran before this piece began */
 };
 
 static bool should_split(piece *p) {
@@ -179,8 +180,11 @@ static void leaf_run(piece *p) {
     p->end = cut_at(p->begin, p->begin + step);
     l->leaf(p);
     while (p->end < end) {
-        if (work_asked_of(w)) {
-            piece rest = {l, p->end, end, l->threads, weft_thread_index(), NULL, 0};
+        /* A thief's request, or high-priority work that this thread should
+         * run first: the rest becomes a piece, which answers the one at
+         * its first fork and gives way to the other at its start. */
+        if (work_asked_of(w) || weft__worker_should_give_way(w)) {
+            piece rest = {l, p->end, end, l->threads, weft_thread_index(), NULL, 0, false};
             l->split(p, NULL, &rest);
             return;
         }
@@ -190,10 +194,25 @@ static void leaf_run(piece *p) {
     }
 }
 
+/* One high-priority job, where a piece gives way to it (worker.c). */
+static void give_way(void *w) {
+    weft__worker_give_way(w);
+}
+
 static void piece_run(void *arg) {
     piece *p = arg;
     if (WEFT__UNLIKELY(weft__group_cancelled(&p->loop->group))) {
         p->err = ECANCELED;
+        return;
+    }
+    /* High-priority work waits: run one job of it first, with p forked
+     * beside it (worker.c, "Normal work gives way"). Once a piece: with
+     * high jobs streaming in, the loop still moves a piece or a step
+     * between two of them, and the stack stays a frame deep per piece. */
+    weft__worker *w = weft__current_worker();
+    if (!p->gave_way && weft__worker_should_give_way(w)) {
+        p->gave_way = true;
+        weft_join(give_way, w, piece_run, p);
         return;
     }
     if (!should_split(p)) {
@@ -204,8 +223,8 @@ static void piece_run(void *arg) {
     size_t mid = p->begin + (p->end - p->begin) / 2;
     if (!p->loop->grain) /* grain g > 0: exact halves, no piece under g */
         mid = cut_at(p->begin, mid);
-    piece left = {p->loop, p->begin, mid, p->splits, me, p->acc, 0};
-    piece right = {p->loop, mid, p->end, p->splits, me, NULL, 0};
+    piece left = {p->loop, p->begin, mid, p->splits, me, p->acc, 0, false};
+    piece right = {p->loop, mid, p->end, p->splits, me, NULL, 0, false};
     p->loop->split(p, &left, &right);
 }
 

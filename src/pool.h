@@ -77,6 +77,10 @@ struct weft_pool {
      * (only the high injector can hold a job), so a pool that never sees
      * high-priority work does not sweep them. */
     _Atomic bool high_pushed;
+    /* Sticky: some high-priority job was ever submitted, to a deque or to
+     * the injector; until then normal work never looks whether to give way
+     * to high work (worker.c). */
+    _Atomic bool high_seen;
     /* Detached jobs and parked follow-ups (pending.h). */
     alignas(WEFT__CACHELINE) weft__pending pending;
     _Atomic uint32_t refs; /* A: the pool is freed when it drops to 0 */
@@ -190,6 +194,23 @@ WEFT__HIDDEN void weft__worker_run_and_set(weft_fn *fn, void *arg, weft__group *
 /* Run jobs of w's pool until latch is set (participating wait). */
 WEFT__HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch);
 
+/* High-priority work queued in pool: injected, or public on a deque?
+ * Hints (worker.c). */
+WEFT__HIDDEN bool weft__pool_high_queued(weft_pool *pool);
+/* Does high-priority work wait while w runs normal work that could give
+ * way to it? And if so, run one job of it here, at high priority: true
+ * when one ran (worker.c, "Normal work gives way"). */
+WEFT__HIDDEN bool weft__worker_high_waits(weft__worker *w);
+WEFT__HIDDEN bool weft__worker_give_way(weft__worker *w);
+
+/* weft__worker_high_waits for w (NULL: not a worker), with the common
+ * answer inline: a pool that never saw high work has none waiting. */
+static inline bool weft__worker_should_give_way(weft__worker *w) {
+    /* Relaxed: see weft__pool_note_high_seen. */
+    return w && WEFT__UNLIKELY(atomic_load_explicit(&w->pool->high_seen, memory_order_relaxed)) &&
+           weft__worker_high_waits(w);
+}
+
 /* The same for a context: its own jobs only, then sleep on the latch. */
 WEFT__HIDDEN void weft__context_wait_until(weft__worker *ctx, weft__latch *latch);
 
@@ -217,6 +238,14 @@ WEFT__HIDDEN WEFT__COLD void weft__worker_offer(weft__worker *w, weft__deque *d)
  * share if someone could take the job now. */
 WEFT__HIDDEN WEFT__COLD void weft__worker_push_first(weft__worker *w, weft__deque *d);
 
+/* Remember that high-priority work was submitted (high_seen). Relaxed, as
+ * high_pushed: a stale false delays a high job by a piece of normal work,
+ * never loses it; the load first keeps the line shared. */
+static inline void weft__pool_note_high_seen(weft_pool *pool) {
+    if (!atomic_load_explicit(&pool->high_seen, memory_order_relaxed))
+        atomic_store_explicit(&pool->high_seen, true, memory_order_relaxed);
+}
+
 /* Remember that a deque may from now on hold a high-priority job. */
 static inline void weft__pool_note_high(weft_pool *pool) {
     /* Relaxed: a stale false costs parallelism, never a job. The pusher sees
@@ -226,6 +255,7 @@ static inline void weft__pool_note_high(weft_pool *pool) {
      * the flag is set. */
     if (!atomic_load_explicit(&pool->high_pushed, memory_order_relaxed))
         atomic_store_explicit(&pool->high_pushed, true, memory_order_relaxed);
+    weft__pool_note_high_seen(pool);
 }
 
 /* w runs at priority prio from now on: what it forks is pushed there. Every

@@ -143,6 +143,66 @@ static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
     return NULL;
 }
 
+/* ---- Normal work gives way to high-priority work --------------------------
+ * A job runs to its end (weft preempts nothing), but a loop or a reduction
+ * is many jobs' worth of normal work that runs as joins inside whichever
+ * job took it: a stolen half of a loop of 400 pieces of 1 ms ran for 150 ms
+ * as one job while a high-priority job waited (weft.h promises one piece).
+ * So a loop looks between its pieces and its leaves' steps (loop.c) and,
+ * when high-priority work waits, runs one job of it there, nested: the
+ * piece's rest forked beside it, where the high job's own waits and any
+ * thief can take it (a wait never depends on another thread for what the
+ * waiting thread owns: frame.c, weft__frame_publish_own).
+ *
+ * Only a pool's own workers give way, and only from normal work: callers
+ * and contexts run their own calls' work, and high work never waits for
+ * high. Scopes, graphs and detached jobs need no look: each of their jobs
+ * returns to the worker's search, which takes high work first.
+ *
+ * The cost where nothing waits: a relaxed load of the pool's sticky
+ * high_seen, false in a pool that never saw high work; once it is set, the
+ * look reads the high injector's and every high deque's ends, as a woken
+ * worker's look does (weft__pool_high_queued). */
+
+bool weft__pool_high_queued(weft_pool *pool) {
+    if (!weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_HIGH]))
+        return true;
+    /* Relaxed: see weft__pool_note_high. */
+    if (!atomic_load_explicit(&pool->high_pushed, memory_order_relaxed))
+        return false;
+    for (unsigned v = 0, n = weft__pool_victims(pool); v < n; v++)
+        if (!weft__deque_public_empty(&pool->workers[v].deques[WEFT_PRIORITY_HIGH]))
+            return true;
+    return false;
+}
+
+bool weft__worker_high_waits(weft__worker *w) {
+    if (w->is_context || w->h.prio != WEFT_PRIORITY_NORMAL)
+        return false;
+    weft__deque *own = &w->deques[WEFT_PRIORITY_HIGH];
+    return weft__deque_private_count(own) > 0 || weft__pool_high_queued(w->pool);
+}
+
+bool weft__worker_give_way(weft__worker *w) {
+    if (!weft__worker_high_waits(w))
+        return false;
+    bool more = false;
+    weft_priority prio = WEFT_PRIORITY_HIGH;
+    /* Our own first, then the other workers', then the injector's, as a
+     * search takes them. No forced steal (w->force_steal is false while w
+     * runs a job): high jobs on deques are public or their owner's to run. */
+    weft__job *job = weft__worker_pop_prio(w, prio);
+    if (!job)
+        job = steal_work(w, &more, &prio);
+    if (!job && (job = weft__injector_pop(&w->pool->injectors[prio])) != NULL)
+        weft__stat_add(&w->stats.injected, 1);
+    if (!job)
+        return false; /* another thread took it first */
+    weft__stat_add(&w->stats.jobs, 1);
+    weft__worker_call_at(w, prio, weft__job_call, job);
+    return true;
+}
+
 void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     weft__sleep *s = &w->pool->sleep;
     weft__idle idle;
@@ -211,6 +271,8 @@ void weft__pool_inject(weft_pool *pool, weft__job *job, weft_priority prio) {
     weft__pool_ref(pool);
     weft__phase_new_work(&pool->phase);
     weft__injector *q = &pool->injectors[prio];
+    if (prio == WEFT_PRIORITY_HIGH)
+        weft__pool_note_high_seen(pool);
     bool was_empty = weft__injector_is_empty(q);
     weft__injector_push(q, job, job, 1);
     weft__debug_yield();

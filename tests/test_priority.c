@@ -183,3 +183,165 @@ TEST(a_busy_workers_only_job_is_stolen) {
         }
     }
 }
+
+/* ---- A high-priority job against a pool full of normal work ------------
+ * The promise (weft.h, Priorities): a high-priority job waits for at most
+ * one running job, and a piece of a loop or a reduction (a call of its
+ * function), a scope's spawn and a graph's node each count as one. A pool
+ * of 2 workers is filled with 400 normal pieces of 200 us, of one kind
+ * each case; once 20 calls have started, a high-priority job is posted from
+ * outside and notes how many calls had started when it did. Counted in
+ * calls, not time: each worker may finish the call it runs and begin at
+ * most one more before it looks. A stolen half of a loop used to run as
+ * one job: the probe started hundreds of pieces later. */
+
+#define FLOOD_PIECES   400
+#define FLOOD_PIECE_US 200
+#define PROBE_AFTER    20
+
+enum flood_kind { FLOOD_FOR, FLOOD_FOR_ADAPTIVE, FLOOD_REDUCE, FLOOD_SCOPE, FLOOD_GRAPH };
+
+static _Atomic long pieces_started;
+static _Atomic long pieces_done;
+static _Atomic long probe_saw;
+static _Atomic int flood_done;
+static weft_event *all_pieces_done; /* NULL: the probe does not wait */
+
+/* n pieces in one call of the user's function (a loop's leaf step may
+ * hold several: it counts as one, since weft looks between steps). */
+static void flood_pieces(long n) {
+    atomic_fetch_add(&pieces_started, 1);
+    double until = check_now() + (double)n * FLOOD_PIECE_US * 1e-6;
+    while (check_now() < until) {
+    }
+    if (atomic_fetch_add(&pieces_done, n) + n == FLOOD_PIECES && all_pieces_done)
+        weft_event_signal(all_pieces_done);
+}
+
+static void flood_range(size_t b, size_t e, void *arg) {
+    (void)arg;
+    flood_pieces((long)(e - b));
+}
+
+static void flood_one(void *arg) {
+    (void)arg;
+    flood_pieces(1);
+}
+
+static void flood_init(void *acc, void *arg) {
+    (void)arg;
+    *(long *)acc = 0;
+}
+
+static void flood_fold(size_t b, size_t e, void *acc, void *arg) {
+    flood_range(b, e, arg);
+    *(long *)acc += (long)(e - b);
+}
+
+static void flood_combine(void *acc, const void *rhs, void *arg) {
+    (void)arg;
+    *(long *)acc += *(const long *)rhs;
+}
+
+static void flood_spawns(weft_scope *s, void *arg) {
+    (void)arg;
+    for (int i = 0; i < FLOOD_PIECES; i++)
+        CHECK_EQ(weft_scope_spawn(s, flood_one, NULL), 0);
+}
+
+/* The normal work, run as a detached normal job. */
+static void flood(void *arg) {
+    switch ((enum flood_kind)(intptr_t)arg) {
+    case FLOOD_FOR:
+        weft_for(NULL, 0, FLOOD_PIECES, 1, flood_range, NULL);
+        break;
+    case FLOOD_FOR_ADAPTIVE:
+        weft_for(NULL, 0, FLOOD_PIECES, 0, flood_range, NULL);
+        break;
+    case FLOOD_REDUCE: {
+        weft_reducer r = {sizeof(long), flood_init, flood_fold, flood_combine, NULL};
+        long sum = 0;
+        CHECK_EQ(weft_reduce(NULL, 0, FLOOD_PIECES, 1, &r, &sum), 0);
+        CHECK_EQ(sum, FLOOD_PIECES);
+        break;
+    }
+    case FLOOD_SCOPE:
+        weft_scope_run(NULL, flood_spawns, NULL);
+        break;
+    case FLOOD_GRAPH: {
+        weft_graph *g;
+        CHECK_EQ(weft_graph_create(&g), 0);
+        for (int i = 0; i < FLOOD_PIECES; i++) {
+            weft_node *n;
+            CHECK_EQ(weft_graph_add(g, flood_one, NULL, &n), 0);
+        }
+        CHECK_EQ(weft_graph_run(g, NULL), 0);
+        weft_graph_destroy(g);
+        break;
+    }
+    }
+    atomic_store(&flood_done, 1);
+}
+
+static void probe(void *arg) {
+    (void)arg;
+    atomic_store(&probe_saw, atomic_load(&pieces_started));
+    if (all_pieces_done)
+        weft_event_wait(all_pieces_done);
+}
+
+/* With wait: the probe waits for every piece to have run. */
+static void high_job_against(enum flood_kind kind, bool wait) {
+    weft_pool *pool = make_waiting_pool(2);
+    if (wait)
+        CHECK_EQ(weft_event_create(&all_pieces_done, pool, 1), 0);
+    atomic_store(&pieces_started, 0);
+    atomic_store(&pieces_done, 0);
+    atomic_store(&probe_saw, -1);
+    atomic_store(&flood_done, 0);
+    CHECK_EQ(weft_spawn(pool, flood, (void *)(intptr_t)kind), 0);
+    while (atomic_load(&pieces_started) < PROBE_AFTER)
+        check_sleep_us(100);
+    long posted_at = atomic_load(&pieces_started);
+    CHECK_EQ(weft_spawn_priority(pool, probe, NULL, WEFT_PRIORITY_HIGH), 0);
+    while (!atomic_load(&flood_done))
+        check_sleep_us(1000);
+    if (wait) {
+        CHECK(weft_event_is_set(all_pieces_done));
+        weft_event_destroy(all_pieces_done);
+        all_pieces_done = NULL;
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    long saw = atomic_load(&probe_saw);
+    CHECK(saw >= 0);
+    if (getenv("WEFT_TEST_VERBOSE") || saw - posted_at > 2 * 2 + 2)
+        fprintf(stderr, "kind %d: the high job started %ld pieces after it was posted\n", kind,
+                saw - posted_at);
+    CHECK(saw - posted_at <= 2 * 2 + 2); /* two workers, each a piece and one more */
+}
+
+TEST(a_high_job_waits_for_one_piece_of_a_loop) {
+    high_job_against(FLOOD_FOR, false);
+    high_job_against(FLOOD_FOR_ADAPTIVE, false);
+}
+
+/* The high job may start between two pieces, nested on a worker inside
+ * the loop; if it then waits for every piece to have run, its wait runs
+ * the pieces its thread holds (the interrupted one included), instead of
+ * waiting for them for ever. */
+TEST(a_high_job_that_waits_for_the_loops_pieces_finishes) {
+    for (int kind = FLOOD_FOR; kind <= FLOOD_REDUCE; kind++)
+        high_job_against((enum flood_kind)kind, true);
+}
+
+TEST(a_high_job_waits_for_one_piece_of_a_reduction) {
+    high_job_against(FLOOD_REDUCE, false);
+}
+
+TEST(a_high_job_waits_for_one_spawn_of_a_scope) {
+    high_job_against(FLOOD_SCOPE, false);
+}
+
+TEST(a_high_job_waits_for_one_node_of_a_graph) {
+    high_job_against(FLOOD_GRAPH, false);
+}
