@@ -623,6 +623,57 @@ WEFT_API void weft_cancel(void);
  * cheap enough to poll in a loop body. */
 WEFT_API bool weft_cancelled(void);
 
+/* A cancel source: a handle the caller owns, which outlives the work, for
+ * cancelling it from any thread at any time (a watchdog that cancels a slow
+ * request, a shutdown that cancels every request at once): oneTBB's
+ * task_group_context, C++'s std::stop_source. Work runs under it through
+ * weft_run_cancellable, as a group nested in the caller's: cancelling the
+ * source cancels that group, and so every scope, loop, reduction and graph
+ * run the work starts, whenever they start. Any number of runs, on any
+ * pools and threads, may share a source. */
+typedef struct weft_cancel_source weft_cancel_source;
+
+/* Create a source, not cancelled. Any thread. 0, EINVAL (source NULL) or
+ * ENOMEM. */
+WEFT_API int weft_cancel_source_create(weft_cancel_source **source);
+
+/* Free it: only once no thread may use it any more (every run under it has
+ * returned and every canceller is done). NULL does nothing. */
+WEFT_API void weft_cancel_source_destroy(weft_cancel_source *source);
+
+/* Cancel every run under source: running, later ones (which then skip fn
+ * and return ECANCELED) and what they started. Any thread, at any time
+ * between create and destroy, concurrently with anything but destroy; more
+ * than once is harmless. Final until weft_cancel_source_reset. An atomic
+ * store; not a synchronisation (as weft_scope_cancel). NULL does nothing. */
+WEFT_API void weft_cancel_source_cancel(weft_cancel_source *source);
+
+/* Has source been cancelled (and not reset since)? Any thread. false for
+ * NULL. */
+WEFT_API bool weft_cancel_source_cancelled(const weft_cancel_source *source);
+
+/* Make source usable for new runs: not cancelled. Only while no run is
+ * under it and no other thread may cancel it (a cancel racing the reset
+ * may land before or after it). NULL does nothing. */
+WEFT_API void weft_cancel_source_reset(weft_cancel_source *source);
+
+/* weft_run(pool, fn, arg) under source: fn runs in a new group, nested in
+ * the caller's group and under source, unless source (or a group around
+ * the caller) is already cancelled, when fn does not run at all. Threads,
+ * waiting and memory as weft_run. Returns once fn has returned (or was
+ * skipped):
+ *  0          nothing cancelled the run;
+ *  ECANCELED  source, a weft_cancel of fn's own, or a group around the
+ *             caller cancelled the run before it returned (a cancel too late
+ *             to skip anything counts too, as in weft_reduce): fn may not
+ *             have run, or not to its end;
+ *  EINVAL     source or fn is NULL: nothing runs;
+ *  ECHILD     pool is a parent's pool in a fork child: nothing runs.
+ * Where no pool can run it, fn runs on the calling thread, and only a
+ * cancel before it starts reaches it. */
+WEFT_API int weft_run_cancellable(weft_pool *pool, weft_cancel_source *source, weft_fn *fn,
+                                  void *arg);
+
 /* Run fn(index, arg) exactly once on every worker of pool (NULL: the current
  * pool), index being the worker's weft_thread_index(), and return when all
  * have run. Workers run it between jobs (a worker busy with a long job runs

@@ -709,6 +709,61 @@ template <class F> decltype(auto) run(pool_ref p, weft_priority priority, F &&f)
     return c.finish();
 }
 
+/* weft_cancel_source, owned: a handle for cancelling work from any thread
+ * at any time (oneTBB's task_group_context, std::stop_source). Not
+ * copyable or movable: runs and cancellers hold it by reference, and it
+ * must outlive them. Work runs under it through weft::run(p, source, f). */
+class cancel_source {
+  public:
+    cancel_source() {
+        if (int err = weft_cancel_source_create(&source_))
+            detail::throw_error(err, "weft_cancel_source_create");
+    }
+    ~cancel_source() {
+        weft_cancel_source_destroy(source_);
+    }
+    cancel_source(const cancel_source &) = delete;
+    cancel_source &operator=(const cancel_source &) = delete;
+
+    /* weft_cancel_source_cancel: any thread, any time. */
+    void cancel() noexcept {
+        weft_cancel_source_cancel(source_);
+    }
+    bool cancelled() const noexcept {
+        return weft_cancel_source_cancelled(source_);
+    }
+    /* weft_cancel_source_reset: only while nothing runs under it. */
+    void reset() noexcept {
+        weft_cancel_source_reset(source_);
+    }
+    weft_cancel_source *get() const noexcept {
+        return source_;
+    }
+
+  private:
+    weft_cancel_source *source_ = nullptr;
+};
+
+/* weft_run_cancellable: f() inside the pool, under source, and wait. Returns
+ * true if nothing cancelled the run, false if source (or weft::cancel() in
+ * f, or a group around the caller) did: f may then not have run, or not to
+ * its end. Rethrows what f throws. f returns void: a cancelled run has no
+ * result to give. */
+template <class F> bool run(pool_ref p, cancel_source &source, F &&f) {
+    static_assert(std::is_void_v<std::invoke_result_t<F>>,
+                  "weft::run under a cancel_source: f must return void (a cancelled run has no "
+                  "result); return results through a capture");
+    detail::call<F &&> c{&f, {}, {}};
+    int err = weft_run_cancellable(p.get(), source.get(), &detail::call<F &&>::trampoline, &c);
+    if (err && err != ECANCELED)
+        detail::throw_error(err, "weft_run_cancellable");
+    c.errors.rethrow();
+    return err == 0;
+}
+template <class F> bool run(cancel_source &source, F &&f) {
+    return run(pool_ref(), source, std::forward<F>(f));
+}
+
 namespace detail {
 
 #if defined(WEFT__JOIN_LAYOUT) && !defined(WEFT_NO_INLINE_JOIN)

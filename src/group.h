@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Cancellation groups: what weft_cancel cancels and weft_cancelled asks about.
  *
- * A group is a scope, a loop (weft_for), a reduction or a graph run. It lives
- * in the frame (or the graph) of whoever waits for it, and so outlives every
- * job of it. Each group points at the group its creator was running in, so
- * groups nest; a group counts as cancelled when it or any group around it was
- * cancelled, and is never un-cancelled (a graph's next run makes a new one).
+ * A group is a scope, a loop (weft_for), a reduction, a graph run or a run
+ * under a cancel source (weft_run_cancellable). It lives in the frame (or
+ * the graph) of whoever waits for it, and so outlives every job of it. Each
+ * group points at the group its creator was running in, so groups nest; a
+ * group counts as cancelled when it or any group around it was cancelled,
+ * and is never un-cancelled (a graph's next run makes a new one). A cancel
+ * source is a group the caller owns, outside every nest: a run under it
+ * points at it too, and its owner may reset it once nothing runs under it.
  *
  * Every worker knows the group of the job it runs now (weft__worker.h.group, include/weft/join.h).
  * A job carries the group it was queued in and sets it while it runs:
@@ -40,22 +43,34 @@ typedef struct weft__group weft__group;
 struct weft__group {
     _Atomic bool cancelled; /* A: relaxed (above) */
     weft__group *outer;     /* I: the group its creator ran in, NULL: none */
+    /* I: a cancel source's group (weft_run_cancellable), NULL: none. A
+     * second way out of the nest: a source may be shared by runs that
+     * started in different groups, so it cannot be anyone's outer; its own
+     * outer and source are NULL. */
+    const weft__group *source;
 };
 
 static inline void weft__group_init(weft__group *g, weft__group *outer) {
     atomic_init(&g->cancelled, false);
     g->outer = outer;
+    g->source = NULL;
 }
 
 static inline void weft__group_cancel(weft__group *g) {
     atomic_store_explicit(&g->cancelled, true, memory_order_relaxed); /* relaxed: above */
 }
 
-/* Was g, or a group around it, cancelled? NULL: no group, never. */
+/* Was g, or a group around it, or a source of one of them, cancelled?
+ * NULL: no group, never. The source pointer shares the flag's line: a
+ * group nobody cancels costs the same miss as before. */
 static inline bool weft__group_cancelled(const weft__group *g) {
-    for (; g; g = g->outer)
+    for (; g; g = g->outer) {
         if (WEFT__UNLIKELY(atomic_load_explicit(&g->cancelled, memory_order_relaxed)))
             return true;
+        if (WEFT__UNLIKELY(g->source != NULL) &&
+            atomic_load_explicit(&g->source->cancelled, memory_order_relaxed))
+            return true;
+    }
     return false;
 }
 

@@ -532,6 +532,46 @@ TEST(scope_rethrows_after_all_jobs) {
 }
 #endif
 
+/* A cancel_source cancelled from another thread: the run's loop stops, run
+ * answers false; before the run, f is skipped; reset, it runs again. */
+TEST(a_cancel_source_cancels_from_another_thread) {
+    weft::pool p(threads(2));
+    weft::cancel_source source;
+    CHECK(!source.cancelled());
+    std::atomic<long> visited{0};
+    std::thread watchdog([&] {
+        while (visited.load() < 100)
+            std::this_thread::yield();
+        source.cancel();
+    });
+    bool finished = weft::run(p, source, [&] {
+        weft::parallel_for(0, 1000000, [&](int) {
+            visited.fetch_add(1);
+            while (visited.load() >= 100 && !weft::cancelled())
+                std::this_thread::yield(); /* until the watchdog fires */
+        });
+    });
+    watchdog.join();
+    CHECK(!finished);
+    CHECK(source.cancelled());
+    CHECK(visited.load() < 1000000);
+    bool ran = false;
+    CHECK(!weft::run(p, source, [&] { ran = true; })); /* cancelled: skipped */
+    CHECK(!ran);
+    source.reset();
+    CHECK(weft::run(source, [&] { ran = true; })); /* the default pool */
+    CHECK(ran);
+#if WEFT_HPP_EXCEPTIONS
+    bool threw = false;
+    try {
+        weft::run(p, source, [] { throw std::runtime_error("from f"); });
+    } catch (const std::runtime_error &) {
+        threw = true;
+    }
+    CHECK(threw);
+#endif
+}
+
 TEST(cancel_skips_jobs_and_destroys_their_callables) {
     /* The body keeps the only worker: nothing queued starts. */
     weft::pool p(threads(1).callers_wait());
