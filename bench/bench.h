@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #endif
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -215,6 +216,80 @@ static inline long bench_nq_place(const bench_nq *s, int i, long (*search)(const
     return k >= 0 ? k : search(&child);
 }
 
+/* ---- Lace's suite: pi, knapsack, uts (wl_lace.c) ------------------------
+ * Lace's own benchmarks beside fib and nqueens, each a tree of forks over a
+ * kernel of a few instructions, from the serial algorithms: every system
+ * forks where Lace's versions SPAWN and calls where they CALL. Inputs come
+ * from a counter-based hash instead of a file or a per-thread generator, so
+ * that every system computes the same result and the driver checks it. */
+
+/* SplitMix64's finaliser: a good 64-bit mix of x. */
+static inline uint64_t bench_mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Pi by Monte Carlo: sample i is a point of the unit square; 1 if it lies
+ * in the quarter disc. A range [start, start + cnt) of samples splits in
+ * halves down to one sample (Lace's pi: SPAWN the first half, CALL the
+ * second). */
+static inline long bench_pi_sample(uint64_t i) {
+    uint64_t h = bench_mix64(i);
+    double x = (double)(h >> 40) * (1.0 / 16777216), y = (double)(h & 0xffffff) * (1.0 / 16777216);
+    return x * x + y * y < 1.0;
+}
+
+/* 0-1 knapsack by exhaustive branch and bound on capacity (Lace's knapsack,
+ * without its racy best-so-far pruning, which it leaves commented out): a
+ * node is the items from e on, the capacity c left, n items left, the value
+ * v so far; it SPAWNs "without e" and CALLs "with e". */
+#define BENCH_KNAP_MAX 64
+typedef struct bench_item {
+    int value, weight;
+} bench_item;
+typedef struct bench_knap {
+    int n, capacity;
+    bench_item items[BENCH_KNAP_MAX];
+} bench_knap;
+
+/* The best value of items e[0..n) into capacity c, v so far, where a child
+ * node is searched by knap(e + 1, c', n - 1, v'): the kernel every system's
+ * node runs before and after its fork. */
+static inline bool bench_knap_leaf(int c, int n, int v, long *best) {
+    if (c < 0) {
+        *best = -1; /* infeasible: below every feasible value (values are >= 0) */
+        return true;
+    }
+    if (n == 0 || c == 0) {
+        *best = v;
+        return true;
+    }
+    return false;
+}
+
+/* Unbalanced tree search (UTS), a geometric tree of fixed shape (UTS's
+ * T1 family): a node below depth `depth` has a number of children drawn
+ * from a geometric distribution of mean BENCH_UTS_B, from its own 64-bit
+ * state (UTS hashes with SHA-1; a 64-bit mix serves the same purpose
+ * here). Every system splits a node's children in halves down to one
+ * child, as nqueens splits its candidates. The count of nodes is checked. */
+#define BENCH_UTS_B 4 /* mean children of an inner node */
+static inline int bench_uts_children(uint64_t state, int level, int depth) {
+    if (level >= depth)
+        return 0;
+    /* Trials that each stop with probability p = 1 / (B + 1): P(k) =
+     * p (1 - p)^k, of mean (1 - p) / p = B (no libm, no table). */
+    int k = 0;
+    for (uint64_t h = bench_mix64(state); h % (BENCH_UTS_B + 1) != 0; h = bench_mix64(h))
+        k++;
+    return k;
+}
+static inline uint64_t bench_uts_child(uint64_t state, int i) {
+    return bench_mix64(state ^ (0x5851f42d4c957f2dull * (uint64_t)(i + 1)));
+}
+
 /* Mergesort pieces (wl_fork.c): sort a[0..n) serially using tmp[0..n), and
  * merge the sorted runs a[0..mid) and a[mid..n) through tmp. */
 void bench_msort_leaf(int *a, int *tmp, size_t n);
@@ -270,6 +345,12 @@ typedef struct bench_system {
     /* A parallel loop over [0, n) with the default partitioner, as loop,
      * calling fn on the subranges it makes; waits for all. */
     void (*range)(bench_pool *pool, size_t n, bench_range_fn *fn, void *arg);
+    /* Lace's suite (above): samples inside the quarter disc of `samples`;
+     * the best value of knapsack k; the nodes of a tree of `depth`
+     * levels under root state `root`. */
+    long (*pi)(bench_pool *pool, long samples);
+    long (*knapsack)(bench_pool *pool, const bench_knap *k);
+    long (*uts)(bench_pool *pool, uint64_t root, int depth);
 } bench_system;
 
 enum { BENCH_GRAPH_WIDE, BENCH_GRAPH_DEEP };

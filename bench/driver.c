@@ -17,10 +17,11 @@
 
 /* Full sizes are the benchmark; smoke sizes only keep every program and code
  * path exercised. */
-static const sizes full_sizes = {30,    35,  10000000, 100, 12,  10000000, 2048,  2000, 0.25,
-                                 10000, 0.2, 1000,     300, 1.0, 20,       65536, 20};
-static const sizes smoke_sizes = {20,   22,  200000, 2,  8,   200000, 2048, 100, 0.03,
-                                  1000, 0.0, 50,     20, 0.1, 2,      4096, 2};
+static const sizes full_sizes = {30,   35,    10000000, 100,      12,   10000000, 2048,
+                                 2000, 0.25,  10000,    0.2,      1000, 300,      1.0,
+                                 20,   65536, 20,       1L << 23, 24,   10};
+static const sizes smoke_sizes = {20,  22, 200000, 2,   8, 200000, 2048, 100,      0.03, 1000,
+                                  0.0, 50, 20,     0.1, 2, 4096,   2,    1L << 12, 12,   5};
 
 void bench_die(const char *what, const char *detail) {
     fprintf(stderr, "FAIL %s: %s\n", what, detail);
@@ -54,6 +55,9 @@ static const workload workloads[] = {
     {"pools", wl_pools, {8, 0, 0}, 0},
     {"uneven", wl_uneven, {2, 8, 0}, 0},
     {"priority_loop", wl_priority_loop, {2, 0, 0}, 0},
+    {"pi", wl_pi, {1, 2, 0}, 0},
+    {"knapsack", wl_knapsack, {1, 2, 0}, 0},
+    {"uts", wl_uts, {1, 2, 0}, 0},
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 

@@ -31,6 +31,9 @@ typedef struct sizes {
     int pools_rounds;         /* rounds per driver of the pools workload */
     size_t uneven_n;          /* indices of the uneven loop */
     int uneven_reps;          /* timed calls per run */
+    long pi_samples;          /* pi: samples, one leaf each */
+    int knap_items;           /* knapsack: items */
+    int uts_depth;            /* uts: levels of the tree */
 } sizes;
 
 #define US 1000u
@@ -82,6 +85,9 @@ void wl_burst5ms(const run_ctx *c);      /* wl_burst.c */
 void wl_control(const run_ctx *c);       /* wl_burst.c */
 void wl_idle(const run_ctx *c);          /* wl_burst.c */
 void wl_pools(const run_ctx *c);         /* wl_pools.c */
+void wl_pi(const run_ctx *c);            /* wl_lace.c */
+void wl_knapsack(const run_ctx *c);      /* wl_lace.c */
+void wl_uts(const run_ctx *c);           /* wl_lace.c */
 
 /* fib(n), computed without recursion: the reference (wl_fork.c). */
 long fib_value(int n);

@@ -101,7 +101,7 @@ rows("loop", 1, [("T1/Ts", over_serial("wall_s"), "ratio")])
 rows("loop", 2, [("T2/Ts", over_serial("wall_s"), "ratio")])
 for t in (2, 8):
     rows("uneven", t, [("s per call", field("wall_s"), "value"), ("T/Ts", over_serial("wall_s"), "ratio")])
-for wl in ("nqueens12", "msort"):
+for wl in ("nqueens12", "msort", "pi", "knapsack", "uts"):
     rows(wl, 1, [("T1 s", field("wall_s"), "value"), ("T1/Ts", over_serial("wall_s"), "ratio")])
     rows(wl, 2, [("T2 s", field("wall_s"), "value"), ("T2/Ts", over_serial("wall_s"), "ratio")])
 for t in (2, 8):

@@ -52,6 +52,53 @@ static long nqueens(bench_pool *pool, int n) {
     return nq_search(&root);
 }
 
+/* Lace's suite (bench.h), each walk in the parallel programs' shape. */
+static long pi_rec(uint64_t start, long cnt) {
+    if (cnt == 1)
+        return bench_pi_sample(start);
+    return pi_rec(start, cnt / 2) + pi_rec(start + (uint64_t)(cnt / 2), (cnt + 1) / 2);
+}
+
+static long pi(bench_pool *pool, long samples) {
+    (void)pool;
+    return pi_rec(0, samples);
+}
+
+static long knap_rec(const bench_item *e, int c, int n, int v) {
+    long best;
+    if (bench_knap_leaf(c, n, v, &best))
+        return best;
+    long without = knap_rec(e + 1, c, n - 1, v);
+    long with = knap_rec(e + 1, c - e->weight, n - 1, v + e->value);
+    return with > without ? with : without;
+}
+
+static long knapsack(bench_pool *pool, const bench_knap *k) {
+    (void)pool;
+    return knap_rec(k->items, k->capacity, k->n, 0);
+}
+
+static long uts_node(uint64_t state, int level, int depth);
+
+/* The nodes under children [lo, hi) of a node of `state`, halved down to
+ * one child. */
+static long uts_kids(uint64_t state, int level, int depth, int lo, int hi) {
+    if (hi - lo == 1)
+        return uts_node(bench_uts_child(state, lo), level + 1, depth);
+    int mid = lo + (hi - lo) / 2;
+    return uts_kids(state, level, depth, mid, hi) + uts_kids(state, level, depth, lo, mid);
+}
+
+static long uts_node(uint64_t state, int level, int depth) {
+    int k = bench_uts_children(state, level, depth);
+    return 1 + (k ? uts_kids(state, level, depth, 0, k) : 0);
+}
+
+static long uts(bench_pool *pool, uint64_t root, int depth) {
+    (void)pool;
+    return uts_node(root, 0, depth);
+}
+
 /* The parallel programs' recursion, without the fork. */
 static void msort_rec(int *a, int *tmp, size_t n, size_t cutoff) {
     if (n <= cutoff) {
@@ -84,8 +131,14 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
             fn(i, arg);
 }
 
-static const bench_system serial = {
-    .name = "serial", BENCH_SYSTEM_COMMON, .jobs = pieces, .graph = graph, .range = range};
+static const bench_system serial = {.name = "serial",
+                                    BENCH_SYSTEM_COMMON,
+                                    .jobs = pieces,
+                                    .graph = graph,
+                                    .range = range,
+                                    .pi = pi,
+                                    .knapsack = knapsack,
+                                    .uts = uts};
 
 /* serial-noinline: fib's second reference, of the parallel programs' shape:
  * one call per node, each node calling itself twice. fib_rec above is the

@@ -252,6 +252,103 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
     free(args);
 }
 
+/* ---- Lace's suite with weft_join (bench.h) ---------------------------------
+ * Each fork offers what Lace's version SPAWNs (B) and runs what it CALLs
+ * (A); arguments and result in a frame on the stack. */
+
+typedef struct pi_frame {
+    uint64_t start;
+    long cnt, r;
+} pi_frame;
+
+static void pi_job(void *arg) {
+    pi_frame *f = arg;
+    if (f->cnt == 1) {
+        f->r = bench_pi_sample(f->start);
+        return;
+    }
+    pi_frame first = {f->start, f->cnt / 2, 0};
+    pi_frame second = {f->start + (uint64_t)(f->cnt / 2), (f->cnt + 1) / 2, 0};
+    weft_join(pi_job, &second, pi_job, &first);
+    f->r = first.r + second.r;
+}
+
+static long pi(bench_pool *pool, long samples) {
+    pi_frame f = {0, samples, 0};
+    weft_run((weft_pool *)pool, pi_job, &f);
+    return f.r;
+}
+
+typedef struct knap_frame {
+    const bench_item *e;
+    int c, n, v;
+    long r;
+} knap_frame;
+
+static void knap_job(void *arg) {
+    knap_frame *f = arg;
+    if (bench_knap_leaf(f->c, f->n, f->v, &f->r))
+        return;
+    knap_frame without = {f->e + 1, f->c, f->n - 1, f->v, 0};
+    knap_frame with = {f->e + 1, f->c - f->e->weight, f->n - 1, f->v + f->e->value, 0};
+    weft_join(knap_job, &with, knap_job, &without);
+    f->r = with.r > without.r ? with.r : without.r;
+}
+
+static long knapsack(bench_pool *pool, const bench_knap *k) {
+    knap_frame f = {k->items, k->capacity, k->n, 0, 0};
+    weft_run((weft_pool *)pool, knap_job, &f);
+    return f.r;
+}
+
+/* A node's children [lo, hi), halved down to one child. */
+typedef struct uts_frame {
+    uint64_t state;
+    int level, depth, lo, hi;
+    long r;
+} uts_frame;
+
+static long uts_node(uint64_t state, int level, int depth);
+
+static void uts_job(void *arg) {
+    uts_frame *f = arg;
+    if (f->hi - f->lo == 1) {
+        f->r = uts_node(bench_uts_child(f->state, f->lo), f->level + 1, f->depth);
+        return;
+    }
+    int mid = f->lo + (f->hi - f->lo) / 2;
+    uts_frame low = {f->state, f->level, f->depth, f->lo, mid, 0};
+    uts_frame high = {f->state, f->level, f->depth, mid, f->hi, 0};
+    weft_join(uts_job, &low, uts_job, &high);
+    f->r = low.r + high.r;
+}
+
+static long uts_node(uint64_t state, int level, int depth) {
+    int k = bench_uts_children(state, level, depth);
+    if (!k)
+        return 1;
+    uts_frame kids = {state, level, depth, 0, k, 0};
+    uts_job(&kids);
+    return 1 + kids.r;
+}
+
+typedef struct uts_call {
+    uint64_t root;
+    int depth;
+    long r;
+} uts_call;
+
+static void uts_root(void *arg) {
+    uts_call *u = arg;
+    u->r = uts_node(u->root, 0, u->depth);
+}
+
+static long uts(bench_pool *pool, uint64_t root, int depth) {
+    uts_call u = {root, depth, 0};
+    weft_run((weft_pool *)pool, uts_root, &u);
+    return u.r;
+}
+
 /* ---- typed joins (WEFT_TASK) ---------------------------------------------
  * The fork-join workloads as a C user who wants Lace's speed writes them:
  * arguments and results by value, the forked call offered to thieves and
@@ -346,11 +443,96 @@ __attribute__((unused)) static void msort_typed(bench_pool *pool, int *a, int *t
     weft_run((weft_pool *)pool, ms_task_root, &f);
 }
 
+/* Lace's suite, typed. */
+typedef struct pi_args {
+    uint64_t start;
+    long cnt;
+} pi_args;
+
+WEFT_TASK(long, pi_task, pi_args, a) {
+    if (a.cnt == 1)
+        return bench_pi_sample(a.start);
+    WEFT_FORK(pi_task, t, ((pi_args){a.start, a.cnt / 2}));
+    long k = WEFT_CALL(pi_task, ((pi_args){a.start + (uint64_t)(a.cnt / 2), (a.cnt + 1) / 2}));
+    return k + WEFT_SYNC(pi_task, t);
+}
+
+typedef struct knap_args {
+    const bench_item *e;
+    int c, n, v;
+} knap_args;
+
+WEFT_TASK(long, knap_task, knap_args, a) {
+    long best;
+    if (bench_knap_leaf(a.c, a.n, a.v, &best))
+        return best;
+    WEFT_FORK(knap_task, t, ((knap_args){a.e + 1, a.c, a.n - 1, a.v}));
+    long with =
+        WEFT_CALL(knap_task, ((knap_args){a.e + 1, a.c - a.e->weight, a.n - 1, a.v + a.e->value}));
+    long without = WEFT_SYNC(knap_task, t);
+    return with > without ? with : without;
+}
+
+typedef struct uts_args {
+    uint64_t state;
+    int level, depth, lo, hi;
+} uts_args;
+
+WEFT_TASK(long, uts_task, uts_args, a) {
+    if (a.hi - a.lo == 1) {
+        uint64_t child = bench_uts_child(a.state, a.lo);
+        int k = bench_uts_children(child, a.level + 1, a.depth);
+        return 1 + (k ? WEFT_CALL(uts_task, ((uts_args){child, a.level + 1, a.depth, 0, k})) : 0);
+    }
+    int mid = a.lo + (a.hi - a.lo) / 2;
+    WEFT_FORK(uts_task, t, ((uts_args){a.state, a.level, a.depth, mid, a.hi}));
+    long k = WEFT_CALL(uts_task, ((uts_args){a.state, a.level, a.depth, a.lo, mid}));
+    return k + WEFT_SYNC(uts_task, t);
+}
+
+typedef struct suite_call {
+    int kind; /* 0 pi, 1 knapsack, 2 uts */
+    const bench_knap *k;
+    long n;
+    uint64_t root;
+    long r;
+} suite_call;
+
+static void suite_root(void *arg) {
+    suite_call *s = arg;
+    if (s->kind == 0) {
+        s->r = pi_task((pi_args){0, s->n});
+    } else if (s->kind == 1) {
+        s->r = knap_task((knap_args){s->k->items, s->k->capacity, s->k->n, 0});
+    } else {
+        int k = bench_uts_children(s->root, 0, (int)s->n);
+        s->r = 1 + (k ? uts_task((uts_args){s->root, 0, (int)s->n, 0, k}) : 0);
+    }
+}
+
+__attribute__((unused)) static long pi_typed(bench_pool *pool, long samples) {
+    suite_call s = {0, NULL, samples, 0, 0};
+    weft_run((weft_pool *)pool, suite_root, &s);
+    return s.r;
+}
+
+__attribute__((unused)) static long knapsack_typed(bench_pool *pool, const bench_knap *k) {
+    suite_call s = {1, k, 0, 0, 0};
+    weft_run((weft_pool *)pool, suite_root, &s);
+    return s.r;
+}
+
+__attribute__((unused)) static long uts_typed(bench_pool *pool, uint64_t root, int depth) {
+    suite_call s = {2, NULL, depth, root, 0};
+    weft_run((weft_pool *)pool, suite_root, &s);
+    return s.r;
+}
+
 #define WEFT_SYSTEM(NAME, VARIANT, HIDDEN)                                                         \
     {                                                                                              \
         .name = NAME, .variant = VARIANT, .hidden = HIDDEN, BENCH_SYSTEM_COMMON, .jobs = jobs,     \
         .submit = submit, .roundtrip = roundtrip, .submit_high = submit_high, .graph = graph,      \
-        .range = range,                                                                            \
+        .range = range, .pi = pi, .knapsack = knapsack, .uts = uts,                                \
     }
 
 /* The library's benchmark builds (bench/CMakeLists.txt, src/leave.h) are
@@ -373,7 +555,10 @@ static const bench_system systems[] = {
      .destroy = destroy,
      .fib = fib_typed,
      .nqueens = nqueens_typed,
-     .msort = msort_typed},
+     .msort = msort_typed,
+     .pi = pi_typed,
+     .knapsack = knapsack_typed,
+     .uts = uts_typed},
     /* bench/policy.sh: the leave-policy table */
     WEFT_SYSTEM("weft-phase", PHASE, 1),
     WEFT_SYSTEM("weft-fast-phase", LEAVE_FAST | PHASE, 1),

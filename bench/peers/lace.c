@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* peers/lace.c: Lace (a C work-stealing library whose tasks pass their
  * arguments and results in registers), for the fork-join workloads only:
- * fib, nqueens and msort, each fork a SPAWN, the other half a CALL, then a
- * SYNC, as Lace's own benchmarks write them. Not in the Debian archive:
+ * fib, nqueens, msort, pi, knapsack and uts, each fork a SPAWN, the other
+ * half a CALL, then a SYNC, as Lace's own benchmarks write them. Not in the Debian archive:
  * bench/run.sh builds this program only when it is given a Lace source
  * tree (--lace DIR or LACE_DIR), against the library built from it.
  *
@@ -77,6 +77,55 @@ static void msort(bench_pool *pool, int *a, int *tmp, size_t n, size_t cutoff) {
     RUN(lace_ms, a, tmp, n, cutoff);
 }
 
+/* Lace's suite (bench.h), as its own benchmarks write pi and knapsack, and
+ * uts split as nqueens is. */
+TASK_2(long, lace_pi, uint64_t, start, long, cnt) {
+    if (cnt == 1)
+        return bench_pi_sample(start);
+    SPAWN(lace_pi, start, cnt / 2);
+    long k = CALL(lace_pi, start + (uint64_t)(cnt / 2), (cnt + 1) / 2);
+    return k + SYNC(lace_pi);
+}
+
+static long pi(bench_pool *pool, long samples) {
+    (void)pool;
+    return RUN(lace_pi, 0, samples);
+}
+
+TASK_4(long, lace_knap, const bench_item *, e, int, c, int, n, int, v) {
+    long best;
+    if (bench_knap_leaf(c, n, v, &best))
+        return best;
+    SPAWN(lace_knap, e + 1, c, n - 1, v);
+    long with = CALL(lace_knap, e + 1, c - e->weight, n - 1, v + e->value);
+    long without = SYNC(lace_knap);
+    return with > without ? with : without;
+}
+
+static long knapsack(bench_pool *pool, const bench_knap *k) {
+    (void)pool;
+    return RUN(lace_knap, k->items, k->capacity, k->n, 0);
+}
+
+/* The nodes under children [lo, hi) of a node of `state` at `level`. */
+TASK_5(long, lace_uts, uint64_t, state, int, level, int, depth, int, lo, int, hi) {
+    if (hi - lo == 1) {
+        uint64_t child = bench_uts_child(state, lo);
+        int k = bench_uts_children(child, level + 1, depth);
+        return 1 + (k ? CALL(lace_uts, child, level + 1, depth, 0, k) : 0);
+    }
+    int mid = lo + (hi - lo) / 2;
+    SPAWN(lace_uts, state, level, depth, mid, hi);
+    long k = CALL(lace_uts, state, level, depth, lo, mid);
+    return k + SYNC(lace_uts);
+}
+
+static long uts(bench_pool *pool, uint64_t root, int depth) {
+    (void)pool;
+    int k = bench_uts_children(root, 0, depth);
+    return 1 + (k ? RUN(lace_uts, root, 0, depth, 0, k) : 0);
+}
+
 static const bench_system systems[] = {
     {.name = "lace",
      .one_caller = 1,
@@ -84,7 +133,10 @@ static const bench_system systems[] = {
      .destroy = destroy,
      .fib = fib,
      .nqueens = nqueens,
-     .msort = msort},
+     .msort = msort,
+     .pi = pi,
+     .knapsack = knapsack,
+     .uts = uts},
 };
 
 const bench_system *bench_system_get(unsigned i) {

@@ -205,7 +205,10 @@ const bench_system tbb_system = {.name = "tbb",
                                  .roundtrip = roundtrip,
                                  .submit_high = submit_high,
                                  .graph = graph,
-                                 .range = range};
+                                 .range = range,
+                                 .pi = nullptr, /* Lace's suite: weft and Lace only */
+                                 .knapsack = nullptr,
+                                 .uts = nullptr};
 
 } // namespace
 

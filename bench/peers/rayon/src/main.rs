@@ -49,6 +49,9 @@ pub struct BenchSystem {
     submit_high: Option<unsafe extern "C" fn(*mut Pool, JobFn, *mut c_void)>,
     graph: Option<unsafe extern "C" fn(*mut Pool, c_int, usize, PieceFn, *mut c_void, u32)>,
     range: Option<unsafe extern "C" fn(*mut Pool, usize, RangeFn, *mut c_void)>,
+    pi: Option<unsafe extern "C" fn(*mut Pool, c_long) -> c_long>,
+    knapsack: Option<unsafe extern "C" fn(*mut Pool, *const c_void) -> c_long>,
+    uts: Option<unsafe extern "C" fn(*mut Pool, u64, c_int) -> c_long>,
 }
 
 // The table is immutable and its name points to a static string.
@@ -312,6 +315,9 @@ static RAYON: BenchSystem = BenchSystem {
     submit_high: Some(submit_high),
     graph: None, /* Rayon has no task graph */
     range: Some(range),
+    pi: None, /* Lace's suite: weft, Lace and the serial reference only */
+    knapsack: None,
+    uts: None,
 };
 
 /// Called by the C driver: the i-th system of this program.
