@@ -444,49 +444,34 @@ __attribute__((unused)) static void msort_typed(bench_pool *pool, int *a, int *t
 }
 
 /* Lace's suite, typed. */
-typedef struct pi_args {
-    uint64_t start;
-    long cnt;
-} pi_args;
-
-WEFT_TASK(long, pi_task, pi_args, a) {
-    if (a.cnt == 1)
-        return bench_pi_sample(a.start);
-    WEFT_FORK(pi_task, t, ((pi_args){a.start, a.cnt / 2}));
-    long k = WEFT_CALL(pi_task, ((pi_args){a.start + (uint64_t)(a.cnt / 2), (a.cnt + 1) / 2}));
+WEFT_TASK(long, pi_task, uint64_t, start, long, cnt) {
+    if (cnt == 1)
+        return bench_pi_sample(start);
+    WEFT_FORK(pi_task, t, start, cnt / 2);
+    long k = WEFT_CALL(pi_task, start + (uint64_t)(cnt / 2), (cnt + 1) / 2);
     return k + WEFT_SYNC(pi_task, t);
 }
 
-typedef struct knap_args {
-    const bench_item *e;
-    int c, n, v;
-} knap_args;
-
-WEFT_TASK(long, knap_task, knap_args, a) {
+WEFT_TASK(long, knap_task, const bench_item *, e, int, c, int, n, int, v) {
     long best;
-    if (bench_knap_leaf(a.c, a.n, a.v, &best))
+    if (bench_knap_leaf(c, n, v, &best))
         return best;
-    WEFT_FORK(knap_task, t, ((knap_args){a.e + 1, a.c, a.n - 1, a.v}));
-    long with =
-        WEFT_CALL(knap_task, ((knap_args){a.e + 1, a.c - a.e->weight, a.n - 1, a.v + a.e->value}));
+    WEFT_FORK(knap_task, t, e + 1, c, n - 1, v);
+    long with = WEFT_CALL(knap_task, e + 1, c - e->weight, n - 1, v + e->value);
     long without = WEFT_SYNC(knap_task, t);
     return with > without ? with : without;
 }
 
-typedef struct uts_args {
-    uint64_t state;
-    int level, depth, lo, hi;
-} uts_args;
-
-WEFT_TASK(long, uts_task, uts_args, a) {
-    if (a.hi - a.lo == 1) {
-        uint64_t child = bench_uts_child(a.state, a.lo);
-        int k = bench_uts_children(child, a.level + 1, a.depth);
-        return 1 + (k ? WEFT_CALL(uts_task, ((uts_args){child, a.level + 1, a.depth, 0, k})) : 0);
+/* The nodes under children [lo, hi) of a node of `state` at `level`. */
+WEFT_TASK(long, uts_task, uint64_t, state, int, level, int, depth, int, lo, int, hi) {
+    if (hi - lo == 1) {
+        uint64_t child = bench_uts_child(state, lo);
+        int k = bench_uts_children(child, level + 1, depth);
+        return 1 + (k ? WEFT_CALL(uts_task, child, level + 1, depth, 0, k) : 0);
     }
-    int mid = a.lo + (a.hi - a.lo) / 2;
-    WEFT_FORK(uts_task, t, ((uts_args){a.state, a.level, a.depth, mid, a.hi}));
-    long k = WEFT_CALL(uts_task, ((uts_args){a.state, a.level, a.depth, a.lo, mid}));
+    int mid = lo + (hi - lo) / 2;
+    WEFT_FORK(uts_task, t, state, level, depth, mid, hi);
+    long k = WEFT_CALL(uts_task, state, level, depth, lo, mid);
     return k + WEFT_SYNC(uts_task, t);
 }
 
@@ -501,12 +486,12 @@ typedef struct suite_call {
 static void suite_root(void *arg) {
     suite_call *s = arg;
     if (s->kind == 0) {
-        s->r = pi_task((pi_args){0, s->n});
+        s->r = pi_task(0, s->n);
     } else if (s->kind == 1) {
-        s->r = knap_task((knap_args){s->k->items, s->k->capacity, s->k->n, 0});
+        s->r = knap_task(s->k->items, s->k->capacity, s->k->n, 0);
     } else {
         int k = bench_uts_children(s->root, 0, (int)s->n);
-        s->r = 1 + (k ? uts_task((uts_args){s->root, 0, (int)s->n, 0, k}) : 0);
+        s->r = 1 + (k ? uts_task(s->root, 0, (int)s->n, 0, k) : 0);
     }
 }
 

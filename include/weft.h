@@ -470,19 +470,23 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  *
  *     WEFT_TASK(R, name, A, a) { body }      defines R name(A a)
  *     WEFT_VOID_TASK(name, A, a) { body }    defines void name(A a)
+ *     WEFT_TASK(R, name, A1, a1, A2, a2)     R name(A1 a1, A2 a2): one to
+ *                                            six arguments, in pairs
  *
- * (WEFT_TASK_DECL(R, name, A) and WEFT_VOID_TASK_DECL(name, A) declare one
- * for use before its definition, which is then WEFT_TASK_DEF(R, name, A, a)
- * or WEFT_VOID_TASK_DEF(name, A, a); several arguments: a struct by
- * value). name is a static function callable from anywhere: on a worker or
+ * (WEFT_TASK_DECL(R, name, A1, ...) and WEFT_VOID_TASK_DECL(name, A1, ...),
+ * with the types alone, declare one for use before its definition, which is
+ * then WEFT_TASK_DEF(R, name, A1, a1, ...) or WEFT_VOID_TASK_DEF(name, A1,
+ * a1, ...)). Each argument is a parameter of its own, in a register where
+ * the ABI has one (a struct of more than 16 bytes would go through memory
+ * at every call). name is a static function callable from anywhere: on a worker or
  * context of a pool it runs on the calling thread in that pool; elsewhere
  * it runs on the default pool, as weft_run does (the caller takes part),
  * or on the calling thread if no pool can run it. Inside a task's body,
  * and only there:
  *
- *     WEFT_FORK(other, t, x);     declares t and offers other(x) to idle
+ *     WEFT_FORK(other, t, x...);  declares t and offers other(x...) to idle
  *                                 workers, as weft_join offers its b;
- *     WEFT_CALL(other, x)         other(x), here, passing the worker on;
+ *     WEFT_CALL(other, x...)      other(x...), here, passing the worker on;
  *     WEFT_SYNC(other, t)         other(x)'s result: called here unless a
  *                                 worker took it, in which case the caller
  *                                 participates until that worker is done.
@@ -493,7 +497,7 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * synced exactly once, in the reverse order of the forks, before the body
  * that forked it returns (t is the body's stack frame, linked from the
  * worker until its sync: returning or jumping out before it is undefined
- * behaviour). x is copied into t at the fork and read by whoever runs it;
+ * behaviour). The x... are copied into t at the fork and read by whoever runs it;
  * the result is returned by value. Everything weft_join says of b holds for
  * the forked call: its group, priority and cancellation are the forking
  * job's, a wait between fork and sync runs it itself if nobody took it (so

@@ -67,6 +67,92 @@ TEST(task_computes_fib_in_pools_and_outside) {
     }
 }
 
+/* ---- several arguments ---------------------------------------------------
+ * Up to six, each its own parameter: a four-argument sum split in halves,
+ * a declaration and definition apart (mutual recursion), and a void task
+ * of six whose arguments must all arrive intact on every path. */
+
+WEFT_TASK_DECL(long, sum_odd_level, const long *, size_t, size_t, long);
+
+WEFT_TASK(long, sum_even_level, const long *, a, size_t, lo, size_t, hi, long, bias) {
+    if (hi - lo <= 3) {
+        long s = 0;
+        for (size_t i = lo; i < hi; i++)
+            s += a[i] + bias;
+        return s;
+    }
+    size_t mid = lo + (hi - lo) / 2;
+    WEFT_FORK(sum_odd_level, t, a, mid, hi, bias);
+    long k = WEFT_CALL(sum_odd_level, a, lo, mid, bias);
+    return k + WEFT_SYNC(sum_odd_level, t);
+}
+
+WEFT_TASK_DEF(long, sum_odd_level, const long *, a, size_t, lo, size_t, hi, long, bias) {
+    if (hi - lo <= 3)
+        return WEFT_CALL(sum_even_level, a, lo, hi, bias);
+    size_t mid = lo + (hi - lo) / 2;
+    WEFT_FORK(sum_even_level, t, a, mid, hi, bias);
+    long k = WEFT_CALL(sum_even_level, a, lo, mid, bias);
+    return k + WEFT_SYNC(sum_even_level, t);
+}
+
+#define SIX_LEAVES 729 /* 3^6 */
+static _Atomic int six_seen[SIX_LEAVES];
+
+/* A leaf's index in base 3 from its five digits and the level left; the
+ * digits pass through every fork and sync as separate arguments. */
+WEFT_VOID_TASK(six, int, d1, int, d2, int, d3, int, d4, int, d5, int, level) {
+    if (level == 0) {
+        atomic_fetch_add(&six_seen[(((d1 * 3 + d2) * 3 + d3) * 3 + d4) * 3 + d5], 1);
+        return;
+    }
+    /* Shift a new digit in (the oldest falls out): after five levels the
+     * five digits name the leaf. */
+    WEFT_FORK(six, t0, d2, d3, d4, d5, 0, level - 1);
+    WEFT_FORK(six, t1, d2, d3, d4, d5, 1, level - 1);
+    WEFT_CALL(six, d2, d3, d4, d5, 2, level - 1);
+    WEFT_SYNC(six, t1);
+    WEFT_SYNC(six, t0);
+}
+
+typedef struct sums {
+    const long *a;
+    size_t n;
+    long r;
+} sums;
+
+static void sums_root(void *arg) {
+    sums *s = arg;
+    s->r = sum_even_level(s->a, 0, s->n, 1);
+    six(0, 0, 0, 0, 0, 5);
+}
+
+TEST(task_with_several_arguments) {
+    enum { N = 1000 };
+    static long a[N];
+    long want = 0;
+    for (long i = 0; i < N; i++) {
+        a[i] = i * 7 % 13;
+        want += a[i] + 1;
+    }
+    struct weft__worker_head serial;
+    weft__serial_head_init(&serial);
+    CHECK_EQ(weft__task_body_sum_odd_level(&serial, a, 0, N, 1), want); /* no pool */
+    CHECK_EQ(sum_even_level(a, 0, N, 1), want); /* outside: the default pool */
+    for (unsigned threads = 1; threads <= 4; threads++) {
+        weft_pool *pool = threads % 2 ? make_pool(threads) : make_waiting_pool(threads);
+        for (int i = 0; i < SIX_LEAVES; i++)
+            atomic_store(&six_seen[i], 0);
+        sums s = {a, N, 0};
+        weft_run(pool, sums_root, &s);
+        CHECK_EQ(s.r, want);
+        /* Five levels of three: each of the 3^5 five-digit leaves once. */
+        for (int i = 0; i < SIX_LEAVES; i++)
+            CHECK_EQ(atomic_load(&six_seen[i]), i < 243 ? 1 : 0);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
 /* ---- several open forks, a struct argument, a void task ----------------- */
 
 typedef struct span {

@@ -10,7 +10,7 @@
  * that call in C too. The out-of-line symbol stays for FFI and old binaries.
  *
  * The typed joins of weft.h (WEFT_TASK, WEFT_VOID_TASK) are the same fork
- * and pop around a frame that also holds B's argument and result.
+ * and pop around a frame that also holds B's arguments and result.
  *
  * What this makes ABI, and nothing more (the names with two underscores are
  * not API: use weft_join):
@@ -240,104 +240,156 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     return weft__join_pop(w, fr, (struct weft__join_frame *)(fr->fork.prev & ~(uintptr_t)1));
 }
 
-/* A task's body on this thread, on its worker or with a serial head: y =
- * weft__task_body_NAME(head, x->arg) where STORE(x, y) says what to do
- * with the result. */
-#define WEFT__TASK_ON_THIS_THREAD(name, x, STORE)                                                  \
+/* Argument lists. A task takes one to six arguments, each in a register
+ * where the ABI has one for it, as Lace's TASK_n do: named in pairs where
+ * the task is defined (A1, a1, A2, a2, ...), as types where it is only
+ * declared (A1, A2, ...). Its frame holds them as weft__a1, weft__a2, ...
+ * WEFT__TYPES(M, S, A1, ...) and WEFT__PAIRS(M, S, A1, a1, ...) expand
+ * M(i, Ai, ai) for each (ai empty for types), with S() between two. */
+#define WEFT__CAT_(a, b)                                                        a##b
+#define WEFT__CAT(a, b)                                                         WEFT__CAT_(a, b)
+#define WEFT__COUNT(...)                                                        WEFT__COUNT_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define WEFT__COUNT_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, N, ...) N
+#define WEFT__COMMA()                                                           ,
+#define WEFT__NONE()
+#define WEFT__TYPES(M, S, ...)                 WEFT__CAT(WEFT__T, WEFT__COUNT(__VA_ARGS__))(M, S, __VA_ARGS__)
+#define WEFT__T1(M, S, A1)                     M(1, A1, )
+#define WEFT__T2(M, S, A1, A2)                 M(1, A1, ) S() M(2, A2, )
+#define WEFT__T3(M, S, A1, A2, A3)             WEFT__T2(M, S, A1, A2) S() M(3, A3, )
+#define WEFT__T4(M, S, A1, A2, A3, A4)         WEFT__T3(M, S, A1, A2, A3) S() M(4, A4, )
+#define WEFT__T5(M, S, A1, A2, A3, A4, A5)     WEFT__T4(M, S, A1, A2, A3, A4) S() M(5, A5, )
+#define WEFT__T6(M, S, A1, A2, A3, A4, A5, A6) WEFT__T5(M, S, A1, A2, A3, A4, A5) S() M(6, A6, )
+#define WEFT__PAIRS(M, S, ...)                 WEFT__CAT(WEFT__P, WEFT__COUNT(__VA_ARGS__))(M, S, __VA_ARGS__)
+#define WEFT__P2(M, S, A1, a1)                 M(1, A1, a1)
+#define WEFT__P4(M, S, A1, a1, A2, a2)         M(1, A1, a1) S() M(2, A2, a2)
+#define WEFT__P6(M, S, A1, a1, A2, a2, A3, a3) WEFT__P4(M, S, A1, a1, A2, a2) S() M(3, A3, a3)
+#define WEFT__P8(M, S, A1, a1, A2, a2, A3, a3, A4, a4)                                             \
+    WEFT__P6(M, S, A1, a1, A2, a2, A3, a3) S() M(4, A4, a4)
+#define WEFT__P10(M, S, A1, a1, A2, a2, A3, a3, A4, a4, A5, a5)                                    \
+    WEFT__P8(M, S, A1, a1, A2, a2, A3, a3, A4, a4) S() M(5, A5, a5)
+#define WEFT__P12(M, S, A1, a1, A2, a2, A3, a3, A4, a4, A5, a5, A6, a6)                            \
+    WEFT__P10(M, S, A1, a1, A2, a2, A3, a3, A4, a4, A5, a5) S() M(6, A6, a6)
+/* What each argument becomes: a field of the frame, a type, a parameter
+ * (the user's name, or a generated one), the frame's copy as an argument,
+ * the user's name as one, a store into the frame (weft__x). */
+#define WEFT__FIELD(i, A, a)  A weft__a##i;
+#define WEFT__TYPE(i, A, a)   A
+#define WEFT__PARAM(i, A, a)  A a
+#define WEFT__GPARAM(i, A, a) A weft__p##i
+#define WEFT__GSTORE(i, A, a) weft__x->weft__a##i = weft__p##i;
+#define WEFT__FROM(i, A, a)   weft__x->weft__a##i
+#define WEFT__NAME(i, A, a)   a
+#define WEFT__USTORE(i, A, a) weft__x->weft__a##i = a;
+
+/* A task's body on this thread, on its worker or with a serial head, with
+ * the arguments in the frame weft__x: STORE(weft__x, the body's result)
+ * says what to do with its result. */
+#define WEFT__TASK_ON_THIS_THREAD(name, STORE, ...)                                                \
     do {                                                                                           \
         struct weft__worker_head *weft__h = weft__tls_worker;                                      \
         if (weft__h) {                                                                             \
-            STORE(x, weft__task_body_##name(weft__h, (x)->arg));                                   \
+            STORE(weft__x, weft__task_body_##name(weft__h, __VA_ARGS__));                          \
         } else {                                                                                   \
             struct weft__worker_head weft__serial;                                                 \
             weft__serial_head_init(&weft__serial);                                                 \
-            STORE(x, weft__task_body_##name(&weft__serial, (x)->arg));                             \
+            STORE(weft__x, weft__task_body_##name(&weft__serial, __VA_ARGS__));                    \
         }                                                                                          \
     } while (0)
 #define WEFT__TASK_STORE(x, call) ((x)->result = (call))
 #define WEFT__VOID_STORE(x, call) (call)
 
-#define WEFT__TASK_TYPES(name, A, RESULT_FIELD)                                                    \
+#define WEFT__TASK_TYPES(name, RESULT_FIELD, ...)                                                  \
     typedef struct weft_task_##name {                                                              \
         struct weft__join_frame frame;                                                             \
-        A arg;                                                                                     \
+        WEFT__TYPES(WEFT__FIELD, WEFT__NONE, __VA_ARGS__)                                          \
         RESULT_FIELD                                                                               \
     } weft_task_##name
 
-#define WEFT_TASK_DECL(R, name, A)                                                                 \
-    WEFT__TASK_TYPES(name, A, R result;);                                                          \
-    static R weft__task_body_##name(struct weft__worker_head *weft__w, A);                         \
-    static R name(A);                                                                              \
-    static inline __attribute__((always_inline, unused))                                           \
-    R weft__task_sync_##name(struct weft__worker_head *w, weft_task_##name *t) {                   \
-        return weft__task_pop(w, &t->frame) ? weft__task_body_##name(w, t->arg) : t->result;       \
+/* The declaration: the frame's type, the body, the public entry and the
+ * thief's entry, and the fork and sync of a call (inline: the arguments
+ * stay in registers up to the frame's stores). */
+#define WEFT__TASK_DECL(R, RESULT_FIELD, name, ...)                                                \
+    WEFT__TASK_TYPES(name, RESULT_FIELD, __VA_ARGS__);                                             \
+    static R weft__task_body_##name(struct weft__worker_head *weft__w,                             \
+                                    WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));            \
+    static R name(WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));                              \
+    static void weft__task_run_##name(void *weft__t);                                              \
+    static inline __attribute__((always_inline, unused)) void weft__task_fork_##name(              \
+        struct weft__worker_head *weft__w, weft_task_##name *weft__x,                              \
+        WEFT__TYPES(WEFT__GPARAM, WEFT__COMMA, __VA_ARGS__)) {                                     \
+        WEFT__TYPES(WEFT__GSTORE, WEFT__NONE, __VA_ARGS__)                                         \
+        (void)weft__join_fork(weft__w, &weft__x->frame, weft__task_run_##name, weft__x);           \
     }                                                                                              \
     typedef int weft__task_##name##_declared
 
-#define WEFT_VOID_TASK_DECL(name, A)                                                               \
-    WEFT__TASK_TYPES(name, A, );                                                                   \
-    static void weft__task_body_##name(struct weft__worker_head *weft__w, A);                      \
-    static void name(A);                                                                           \
-    static inline __attribute__((always_inline, unused)) void weft__task_sync_##name(              \
-        struct weft__worker_head *w, weft_task_##name *t) {                                        \
-        if (weft__task_pop(w, &t->frame))                                                          \
-            weft__task_body_##name(w, t->arg);                                                     \
+#define WEFT_TASK_DECL(R, name, ...)                                                               \
+    WEFT__TASK_DECL(R, R result;, name, __VA_ARGS__);                                              \
+    static inline __attribute__((always_inline, unused))                                           \
+    R weft__task_sync_##name(struct weft__worker_head *w, weft_task_##name *weft__x) {             \
+        return weft__task_pop(w, &weft__x->frame)                                                  \
+                   ? weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__))  \
+                   : weft__x->result;                                                              \
     }                                                                                              \
-    typedef int weft__task_##name##_declared
+    typedef int weft__task_##name##_synced
+
+#define WEFT_VOID_TASK_DECL(name, ...)                                                             \
+    WEFT__TASK_DECL(void, , name, __VA_ARGS__);                                                    \
+    static inline __attribute__((always_inline, unused)) void weft__task_sync_##name(              \
+        struct weft__worker_head *w, weft_task_##name *weft__x) {                                  \
+        if (weft__task_pop(w, &weft__x->frame))                                                    \
+            weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__));          \
+    }                                                                                              \
+    typedef int weft__task_##name##_synced
 
 /* The thief's entry, which is also the default pool's root (either may run
  * where no worker is: the serial head's pop, a weft_run that found no
  * pool), the public entry, and the body's signature, which the user's
  * block completes. */
-#define WEFT_TASK_DEF(R, name, A, a)                                                               \
-    __attribute__((unused)) static void weft__task_run_##name(void *weft__t) {                     \
+#define WEFT__TASK_DEF(R, STORE, name, ...)                                                        \
+    static void weft__task_run_##name(void *weft__t) {                                             \
         weft_task_##name *weft__x = (weft_task_##name *)weft__t;                                   \
-        WEFT__TASK_ON_THIS_THREAD(name, weft__x, WEFT__TASK_STORE);                                \
+        WEFT__TASK_ON_THIS_THREAD(name, STORE, WEFT__PAIRS(WEFT__FROM, WEFT__COMMA, __VA_ARGS__)); \
     }                                                                                              \
-    __attribute__((unused)) static R name(A a) {                                                   \
+    __attribute__((unused)) static R name(WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__)) {    \
         struct weft__worker_head *weft__h = weft__tls_worker;                                      \
-        weft_task_##name weft__c;                                                                  \
+        weft_task_##name weft__c, *weft__x = &weft__c;                                             \
         if (__builtin_expect(weft__h != 0, 1))                                                     \
-            return weft__task_body_##name(weft__h, a);                                             \
-        weft__c.arg = a;                                                                           \
-        weft_run(0, weft__task_run_##name, &weft__c);                                              \
-        return weft__c.result;                                                                     \
+            WEFT__RETURN_##STORE(weft__task_body_##name(                                           \
+                weft__h, WEFT__PAIRS(WEFT__NAME, WEFT__COMMA, __VA_ARGS__)));                      \
+        WEFT__PAIRS(WEFT__USTORE, WEFT__NONE, __VA_ARGS__)                                         \
+        weft_run(0, weft__task_run_##name, weft__x);                                               \
+        WEFT__RETURN_##STORE(WEFT__RESULT_##STORE(weft__x));                                       \
     }                                                                                              \
-    static R weft__task_body_##name(__attribute__((unused)) struct weft__worker_head *weft__w, A a)
+    static R weft__task_body_##name(__attribute__((unused)) struct weft__worker_head *weft__w,     \
+                                    WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__))
+/* Return a call's value, or make a void call and return (ISO C has no
+ * return of a void expression); the frame's result, or nothing. */
+#define WEFT__RETURN_WEFT__TASK_STORE(call) return (call)
+#define WEFT__RETURN_WEFT__VOID_STORE(call)                                                        \
+    do {                                                                                           \
+        (call);                                                                                    \
+        return;                                                                                    \
+    } while (0)
+#define WEFT__RESULT_WEFT__TASK_STORE(x) ((x)->result)
+#define WEFT__RESULT_WEFT__VOID_STORE(x) ((void)(x))
 
-#define WEFT_VOID_TASK_DEF(name, A, a)                                                             \
-    __attribute__((unused)) static void weft__task_run_##name(void *weft__t) {                     \
-        weft_task_##name *weft__x = (weft_task_##name *)weft__t;                                   \
-        WEFT__TASK_ON_THIS_THREAD(name, weft__x, WEFT__VOID_STORE);                                \
-    }                                                                                              \
-    __attribute__((unused)) static void name(A a) {                                                \
-        struct weft__worker_head *weft__h = weft__tls_worker;                                      \
-        weft_task_##name weft__c;                                                                  \
-        if (__builtin_expect(weft__h != 0, 1)) {                                                   \
-            weft__task_body_##name(weft__h, a);                                                    \
-            return;                                                                                \
-        }                                                                                          \
-        weft__c.arg = a;                                                                           \
-        weft_run(0, weft__task_run_##name, &weft__c);                                              \
-    }                                                                                              \
-    static void weft__task_body_##name(__attribute__((unused)) struct weft__worker_head *weft__w,  \
-                                       A a)
+#define WEFT_TASK_DEF(R, name, ...)   WEFT__TASK_DEF(R, WEFT__TASK_STORE, name, __VA_ARGS__)
+#define WEFT_VOID_TASK_DEF(name, ...) WEFT__TASK_DEF(void, WEFT__VOID_STORE, name, __VA_ARGS__)
 
-#define WEFT_TASK(R, name, A, a)                                                                   \
-    WEFT_TASK_DECL(R, name, A);                                                                    \
-    WEFT_TASK_DEF(R, name, A, a)
-#define WEFT_VOID_TASK(name, A, a)                                                                 \
-    WEFT_VOID_TASK_DECL(name, A);                                                                  \
-    WEFT_VOID_TASK_DEF(name, A, a)
+#define WEFT_TASK(R, name, ...)                                                                    \
+    WEFT_TASK_DECL(R, name, WEFT__PAIRS(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));                    \
+    WEFT_TASK_DEF(R, name, __VA_ARGS__)
+#define WEFT_VOID_TASK(name, ...)                                                                  \
+    WEFT_VOID_TASK_DECL(name, WEFT__PAIRS(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));                  \
+    WEFT_VOID_TASK_DEF(name, __VA_ARGS__)
 
-/* Inside a task's body: fork name(x) into the frame t (declared here),
- * call name(x) on this worker, and sync t (its result). */
-#define WEFT_FORK(name, t, x)                                                                      \
+/* Inside a task's body: fork name(x...) into the frame t (declared here),
+ * call name(x...) on this worker, and sync t (its result). */
+#define WEFT_FORK(name, t, ...)                                                                    \
     weft_task_##name t;                                                                            \
-    (t).arg = (x);                                                                                 \
-    (void)weft__join_fork(weft__w, &(t).frame, weft__task_run_##name, &(t))
-#define WEFT_CALL(name, x) weft__task_body_##name(weft__w, (x))
-#define WEFT_SYNC(name, t) weft__task_sync_##name(weft__w, &(t))
+    weft__task_fork_##name(weft__w, &(t), __VA_ARGS__)
+#define WEFT_CALL(name, ...) weft__task_body_##name(weft__w, __VA_ARGS__)
+#define WEFT_SYNC(name, t)   weft__task_sync_##name(weft__w, &(t))
 
 /* weft_join, inline, unless the program asks for the library's call. */
 #ifndef WEFT_NO_INLINE_JOIN
