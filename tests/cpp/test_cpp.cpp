@@ -229,6 +229,49 @@ TEST(join_rethrows_after_both_finished) {
         } catch (const std::runtime_error &e) {
             CHECK(std::strcmp(e.what(), "f") == 0);
         }
+        try { /* g alone throws, run here after f */
+            weft::join([] { return 1; }, []() -> int { throw std::logic_error("g"); });
+            CHECK(false);
+        } catch (const std::logic_error &e) {
+            CHECK(std::strcmp(e.what(), "g") == 0);
+        }
+        /* g taken by the other worker: f waits until it has started there.
+         * Then g throws there (rethrown here), or f throws here while g
+         * still runs there (join waits for g before f's exception leaves). */
+        for (int f_throws = 0; f_throws < 2; f_throws++) {
+            std::atomic<int> g_state{0}; /* 1: started elsewhere, 2: done */
+            int me = weft::thread_index();
+            try {
+                weft::join(
+                    [&]() -> int {
+                        /* A fork of our own answers the other worker's
+                         * request: g goes public (no forced steal needed,
+                         * which the POSIX seam has not). */
+                        while (g_state.load() == 0) {
+                            weft::join([] {}, [] {});
+                            std::this_thread::yield();
+                        }
+                        if (f_throws)
+                            throw std::runtime_error("f");
+                        return 1;
+                    },
+                    [&]() -> int {
+                        CHECK(weft::thread_index() != me);
+                        g_state.store(1);
+                        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                        g_state.store(2);
+                        if (!f_throws)
+                            throw std::logic_error("g");
+                        return 2;
+                    });
+                CHECK(false);
+            } catch (const std::runtime_error &e) {
+                CHECK(f_throws && std::strcmp(e.what(), "f") == 0);
+                CHECK_EQ(g_state.load(), 2);
+            } catch (const std::logic_error &e) {
+                CHECK(!f_throws && std::strcmp(e.what(), "g") == 0);
+            }
+        }
     });
     try {
         weft::run(p, [] { throw std::out_of_range("from a worker"); });
