@@ -6,7 +6,9 @@
 # Then install weft into a fresh prefix and build programs against it three ways:
 #   1. pkg-config --cflags --libs weft, the compiler called by hand;
 #   2. find_package(weft) (tests/install/consumer, and every example);
-#   3. add_subdirectory of the source tree (tests/install/consumer).
+#   3. add_subdirectory of the source tree (tests/install/consumer);
+#   4. the same with BUILD_SHARED_LIBS=OFF, the program installed and run
+#      from its prefix.
 # Each program is run. Under a sanitizer the consumers are built with the same
 # sanitizer, since the installed library is instrumented.
 #
@@ -178,5 +180,17 @@ step("add_subdirectory: build" ${CMAKE_COMMAND} --build ${WORK}/subdirectory --p
 foreach(p ${programs})
   step("add_subdirectory: run ${p}" ${WORK}/subdirectory/${p})
 endforeach()
+
+# 4. Vendored, then installed with the parent's program: weft::weft follows
+# the parent's BUILD_SHARED_LIBS, so with OFF the installed program needs
+# no libweft.so (it used to be linked to the shared library, and failed to
+# start from its install prefix).
+step("vendored static: configure" ${CMAKE_COMMAND} -S ${consumer} -B ${WORK}/vendored
+     ${common} -DWEFT_FROM=subdirectory -DWEFT_SOURCE_DIR=${SOURCE_DIR}
+     -DWEFT_SANITIZE=${SANITIZE} -DBUILD_SHARED_LIBS=OFF)
+step("vendored static: build" ${CMAKE_COMMAND} --build ${WORK}/vendored --parallel 2 --target consumer)
+step("vendored static: install" ${CMAKE_COMMAND} --install ${WORK}/vendored --prefix ${WORK}/app)
+step("vendored static: run the installed program" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH
+     ${WORK}/app/bin/consumer)
 
 file(REMOVE_RECURSE ${WORK})
