@@ -12,6 +12,7 @@
 #   verify/run.sh --list       list the checks
 #   verify/run.sh --trail NAME print the counterexample of a rejected check,
 #                              one line per step of a process
+#   VERIFY_JOBS=N              checks run N at a time (default: one per CPU)
 #
 # Needs spin and a C compiler. Build products go to a temporary directory.
 set -u
@@ -307,25 +308,59 @@ case ${1:-} in
     ;;
 esac
 
+# Run the checks given as lines, VERIFY_JOBS at a time (default: one per
+# CPU; each search is single-threaded and the checks are independent, each
+# in a directory of its own), and print their results in the given order as
+# soon as the checks before them are done.
+run_checks() {
+    local -a names=()
+    local next=0 c n
+    flush() {
+        while [ $next -lt ${#names[@]} ] && [ -e "$tmp/${names[$next]}.done" ]; do
+            cat "$tmp/${names[$next]}.result"
+            if head -n 1 "$tmp/${names[$next]}.result" | grep -q '^ok '; then
+                passed=$((passed + 1))
+            else
+                failed=$((failed + 1))
+            fi
+            next=$((next + 1))
+        done
+    }
+    for c in "$@"; do
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+            wait -n 2>/dev/null
+            flush
+        done
+        n=$(field 0 "$c")
+        names+=("$n")
+        (
+            run_check "$c" >"$tmp/$n.result" 2>&1
+            touch "$tmp/$n.done"
+        ) &
+    done
+    wait
+    flush
+}
+
 need_tools
+jobs_max=${VERIFY_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
+[ "$jobs_max" -ge 1 ] 2>/dev/null || jobs_max=1
 start=$(date +%s)
 if [ "${1:-}" = --all ]; then
-    for c in "${CHECKS[@]}" "${EXTRA[@]}"; do
-        run_check "$c"
-    done
+    run_checks "${CHECKS[@]}" "${EXTRA[@]}"
 elif [ $# -gt 0 ]; then
+    selected=()
     for n in "$@"; do
         if c=$(find_check "$n"); then
-            run_check "$c"
+            selected+=("$c")
         else
             echo "FAIL $n: no such check (see --list)"
             failed=$((failed + 1))
         fi
     done
+    [ ${#selected[@]} -eq 0 ] || run_checks "${selected[@]}"
 else
-    for c in "${CHECKS[@]}"; do
-        run_check "$c"
-    done
+    run_checks "${CHECKS[@]}"
 fi
 echo "# $(($(date +%s) - start))s"
 echo "$passed passed, $failed failed"
