@@ -26,6 +26,7 @@
 #   make install     build and install into $(PREFIX) (default /usr/local):
 #                    headers, libweft.so and libweft.a, weft.pc, CMake package;
 #                    as root into /usr or /usr/local, run ldconfig
+#   make uninstall   remove what the last make install put there
 #   make examples    build examples/ (each also runs in the test suite)
 #   make docs        the API reference from the headers: build/docs/html/
 JOBS ?= 2
@@ -37,7 +38,7 @@ SOAK_SECONDS ?= 600
 SOAK_SEED ?= 1
 
 .PHONY: all test test-release test-asan test-tsan test-posix test-yield soak bench bench-policy bench-smoke bench-against format format-check clean \
-	install examples docs
+	install uninstall examples docs
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -168,6 +169,16 @@ install:
 	    echo "install: programs find libweft.so in $$libdir only if linked with"; \
 	    echo "  -Wl,-rpath,$$libdir, or run with LD_LIBRARY_PATH=$$libdir (README.md, Installing)"; \
 	fi
+
+# uninstall removes what the last `make install` from $(INSTALL_BUILD) put
+# there (its install_manifest.txt; DESTDIR as it was then), and runs ldconfig
+# as root for /usr or /usr/local, as install does.
+uninstall:
+	@test -f $(INSTALL_BUILD)/install_manifest.txt || { \
+	    echo "uninstall: nothing installed from $(INSTALL_BUILD) (make install first)" >&2; exit 1; }
+	$(CMAKE) --build $(INSTALL_BUILD) --target uninstall
+	@case "$(abspath $(PREFIX))" in /usr|/usr/local) system=yes ;; *) system= ;; esac; \
+	if [ -z "$$DESTDIR" ] && [ -n "$$system" ] && [ "$$(id -u)" = 0 ]; then echo ldconfig; ldconfig; fi
 
 examples:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo

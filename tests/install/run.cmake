@@ -9,7 +9,8 @@
 #   3. add_subdirectory of the source tree (tests/install/consumer);
 #   4. the same with BUILD_SHARED_LIBS=OFF, the program installed and run
 #      from its prefix.
-# Each program is run. Under a sanitizer the consumers are built with the same
+# Each program is run. Then both installs are undone (make uninstall, and the
+# build's uninstall target): no file is left. Under a sanitizer the consumers are built with the same
 # sanitizer, since the installed library is instrumented.
 #
 # cmake -DSOURCE_DIR= -DBUILD_DIR= -DWORK= -DC_COMPILER= [-DCXX_COMPILER=]
@@ -44,6 +45,17 @@ function(step name)
   endif()
   message(STATUS "ok ${name} (${dt} s)")
   set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+# no_files_left(WHAT DIR): nothing but directories under DIR, and no
+# directory of weft's own (named weft).
+function(no_files_left what dir)
+  file(GLOB_RECURSE left LIST_DIRECTORIES false ${dir}/*)
+  file(GLOB_RECURSE weft_dirs LIST_DIRECTORIES true ${dir}/*weft)
+  list(FILTER weft_dirs INCLUDE REGEX "/weft$")
+  if(left OR weft_dirs)
+    message(FATAL_ERROR "${what} left: ${left} ${weft_dirs}")
+  endif()
 endfunction()
 
 # 0. The README's block, as a user would type it into a shell, with two shims:
@@ -101,6 +113,11 @@ if(EXISTS /etc/debian_version AND multiarch)
   if(NOT pc_libdir STREQUAL "libdir=\${prefix}/lib/${multiarch}")
     message(FATAL_ERROR "weft.pc for /usr: ${pc_libdir}")
   endif()
+  # make uninstall takes every file away again, and weft's own directories.
+  step("make uninstall PREFIX=/usr DESTDIR=" ${CMAKE_COMMAND} -E env --unset=MAKEFLAGS
+       --unset=MAKELEVEL --unset=MFLAGS ${MAKE_PROGRAM} -C ${SOURCE_DIR} --no-print-directory
+       uninstall PREFIX=/usr DESTDIR=${WORK}/destdir INSTALL_BUILD=${readme_build})
+  no_files_left("make uninstall" ${WORK}/destdir)
 endif()
 
 step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
@@ -192,5 +209,9 @@ step("vendored static: build" ${CMAKE_COMMAND} --build ${WORK}/vendored --parall
 step("vendored static: install" ${CMAKE_COMMAND} --install ${WORK}/vendored --prefix ${WORK}/app)
 step("vendored static: run the installed program" ${CMAKE_COMMAND} -E env --unset=LD_LIBRARY_PATH
      ${WORK}/app/bin/consumer)
+
+# The uninstall target of the build that installed into the prefix.
+step("uninstall" ${CMAKE_COMMAND} --build ${BUILD_DIR} --target uninstall)
+no_files_left("uninstall" ${prefix})
 
 file(REMOVE_RECURSE ${WORK})
