@@ -27,6 +27,7 @@
 #                    headers, libweft.so and libweft.a, weft.pc, CMake package;
 #                    as root into /usr or /usr/local, run ldconfig
 #   make uninstall   remove what the last make install put there
+#   make abi-baseline record this ABI line's ABI (abi/libweft.abi) for install.abi
 #   make examples    build examples/ (each also runs in the test suite)
 #   make docs        the API reference from the headers: build/docs/html/
 JOBS ?= 2
@@ -38,7 +39,7 @@ SOAK_SECONDS ?= 600
 SOAK_SEED ?= 1
 
 .PHONY: all test test-release test-asan test-tsan test-posix test-yield soak bench bench-policy bench-smoke bench-against format format-check clean \
-	install uninstall examples docs
+	install uninstall abi-baseline examples docs
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -149,7 +150,7 @@ bench-against: deps-bench
 # lib/<multiarch> under /usr, lib under /usr/local or a private prefix), and
 # so that a later `make check` does not inherit the prefix. After installing
 # into /usr or /usr/local as root it runs ldconfig: without it, the dynamic
-# linker's cache does not know libweft.so.0 and programs do not start. For
+# linker's cache does not know libweft.so.0.2 and programs do not start. For
 # another prefix it says what a program needs (README.md, "Installing").
 INSTALL_BUILD ?= build/install
 install:
@@ -169,6 +170,15 @@ install:
 	    echo "install: programs find libweft.so in $$libdir only if linked with"; \
 	    echo "  -Wl,-rpath,$$libdir, or run with LD_LIBRARY_PATH=$$libdir (README.md, Installing)"; \
 	fi
+
+# abi-baseline records the ABI of this version's line in abi/libweft.abi,
+# from the release build (RelWithDebInfo: abidw reads the debug information),
+# for the test install.abi. Only when a new ABI line starts (version.h).
+abi-baseline:
+	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(CMAKE) --build build/release -j$(JOBS) --target weft
+	abidw --headers-dir include --headers-dir build/release/include --drop-private-types \
+	    --no-show-locs --no-corpus-path build/release/libweft.so > abi/libweft.abi
 
 # uninstall removes what the last `make install` from $(INSTALL_BUILD) put
 # there (its install_manifest.txt; DESTDIR as it was then), and runs ldconfig

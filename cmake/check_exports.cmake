@@ -37,10 +37,13 @@ endif()
 string(REGEX MATCHALL "[^\n]+" symbols "${out}")
 set(exported "")
 foreach(s ${symbols})
-  if(s MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^ ]+)$")
-    set(name ${CMAKE_MATCH_1})
-    # Symbols the linker defines in every shared object.
-    if(NOT name MATCHES "^(_init|_fini|_edata|_end|__bss_start)$")
+  if(s MATCHES "^[0-9a-fA-F]* *([A-Za-z]) ([^ ]+)$")
+    set(kind ${CMAKE_MATCH_1})
+    # name@@NODE: the version node (cmake/weft.map) is not part of the name.
+    string(REGEX REPLACE "@.*$" "" name "${CMAKE_MATCH_2}")
+    # Symbols the linker defines in every shared object, and the version
+    # node's own (absolute) symbol.
+    if(NOT name MATCHES "^(_init|_fini|_edata|_end|__bss_start)$" AND NOT kind STREQUAL "A")
       list(APPEND exported ${name})
     endif()
   endif()

@@ -25,11 +25,12 @@ set -eu
 #   pkg-config              tests/install (the README's pkg-config line); bench's oneTBB
 #   spin                    make verify (verify/run.sh)
 #   doxygen                 the docs.doxygen test
+#   abigail-tools           the install.abi test (abidiff)
 #   libomp-dev libtbb-dev cargo librust-rayon-dev librust-rayon-core-dev
 #                           the benchmark peers (bench/run.sh skips a missing one)
 #   gnuplot-nox             bench/report.py's plots
 test_pkgs="build-essential cmake g++ clang libclang-rt-dev clang-format git python3 pkg-config
-spin doxygen"
+spin doxygen abigail-tools"
 bench_pkgs="build-essential cmake g++ clang python3 pkg-config libomp-dev libtbb-dev cargo
 librust-rayon-dev librust-rayon-core-dev gnuplot-nox"
 

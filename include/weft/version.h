@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* weft version. ABI policy: the shared library's SONAME carries
- * WEFT_VERSION_MAJOR. Within one major version, functions and enumerators are
- * only added, never removed or changed; weft_config and weft_stats only grow
- * at their end, and the library reads or writes exactly the size the caller
- * was compiled with (weft_pool_create_sized, weft_pool_stats_sized); a
- * zero-initialised config always means "all defaults". Minor versions add
- * API; patch versions change behaviour only to fix bugs. Before 1.0 a minor
- * version may still change the ABI (CHANGELOG.md says which). */
+/* weft version: the one place it is written (the build, weft.pc and the
+ * CMake package take it from here).
+ *
+ * The versioning rule. An ABI line is the versions between two ABI breaks;
+ * the shared library's SONAME names it, so a program never loads a library
+ * of another line: libweft.so.MAJOR from 1.0 on, libweft.so.0.MINOR before
+ * (where a minor version may break the ABI). Within a line, functions and
+ * enumerators are only added, never removed or changed; weft_config and
+ * weft_stats only grow at their end, and the library reads or writes exactly
+ * the size the caller was compiled with (weft_pool_create_sized,
+ * weft_pool_stats_sized); a zero-initialised config always means "all
+ * defaults". Minor versions add API; patch versions change behaviour only to
+ * fix bugs. A break takes a new line: the major version (the minor one
+ * before 1.0) goes up, and with it the SONAME and the exports' version node
+ * (cmake/weft.map). CHANGELOG.md lists every change that needs a rebuild;
+ * the test install.abi compares the library with the line's recorded ABI
+ * (abi/). */
 #ifndef WEFT_VERSION_H
 #define WEFT_VERSION_H
 
 #define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 1
+#define WEFT_VERSION_MINOR 2
 #define WEFT_VERSION_PATCH 0
 
 /* "MAJOR.MINOR.PATCH" as a number, for compile-time comparisons. */

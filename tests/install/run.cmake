@@ -23,6 +23,17 @@ foreach(v SOURCE_DIR BUILD_DIR WORK C_COMPILER GENERATOR LIBDIR)
 endforeach()
 
 set(prefix ${WORK}/prefix)
+# The soname's version, as CMakeLists.txt derives it from version.h: MAJOR
+# from 1.0 on, MAJOR.MINOR before.
+file(READ ${SOURCE_DIR}/include/weft/version.h version_h)
+string(REGEX MATCH "WEFT_VERSION_MAJOR ([0-9]+)" _ "${version_h}")
+set(major ${CMAKE_MATCH_1})
+string(REGEX MATCH "WEFT_VERSION_MINOR ([0-9]+)" _ "${version_h}")
+if(major EQUAL 0)
+  set(soversion ${major}.${CMAKE_MATCH_1})
+else()
+  set(soversion ${major})
+endif()
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 
@@ -104,7 +115,7 @@ if(EXISTS /etc/debian_version AND multiarch)
   step("make install PREFIX=/usr DESTDIR=" ${CMAKE_COMMAND} -E env --unset=MAKEFLAGS
        --unset=MAKELEVEL --unset=MFLAGS ${MAKE_PROGRAM} -C ${SOURCE_DIR} --no-print-directory
        install PREFIX=/usr DESTDIR=${WORK}/destdir INSTALL_BUILD=${readme_build})
-  foreach(f lib/${multiarch}/libweft.so.0 lib/${multiarch}/pkgconfig/weft.pc include/weft.h)
+  foreach(f lib/${multiarch}/libweft.so.${soversion} lib/${multiarch}/pkgconfig/weft.pc include/weft.h)
     if(NOT EXISTS ${WORK}/destdir/usr/${f})
       message(FATAL_ERROR "make install PREFIX=/usr: no /usr/${f}")
     endif()
@@ -129,10 +140,8 @@ foreach(f include/weft.h include/weft/version.h include/weft/join.h include/weft
   endif()
 endforeach()
 file(GLOB sonames ${prefix}/${LIBDIR}/libweft.so.*)
-file(READ ${SOURCE_DIR}/include/weft/version.h version_h)
-string(REGEX MATCH "WEFT_VERSION_MAJOR ([0-9]+)" _ "${version_h}")
-if(NOT EXISTS ${prefix}/${LIBDIR}/libweft.so.${CMAKE_MATCH_1} OR NOT EXISTS ${prefix}/${LIBDIR}/libweft.so)
-  message(FATAL_ERROR "shared library not installed as libweft.so.${CMAKE_MATCH_1}: ${sonames}")
+if(NOT EXISTS ${prefix}/${LIBDIR}/libweft.so.${soversion} OR NOT EXISTS ${prefix}/${LIBDIR}/libweft.so)
+  message(FATAL_ERROR "shared library not installed as libweft.so.${soversion}: ${sonames}")
 endif()
 
 set(consumer ${SOURCE_DIR}/tests/install/consumer)
