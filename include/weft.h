@@ -592,7 +592,9 @@ WEFT_API int weft_scope_spawn_release_priority(weft_scope *scope, weft_fn *fn, w
  * jobs that can be cancelled as a whole; a group started by a job of another
  * group nests in it (also across pools). Cancelling a group:
  *  - skips every job of it that has not started: scope jobs, loop pieces
- *    (which neither split nor call the body), graph nodes. They never run;
+ *    (which neither split nor call the body; a piece already running calls
+ *    it for no further step, a 2-D loop for no further block), graph
+ *    nodes. They never run;
  *    their memory is released (weft_scope_spawn_release's release runs);
  *  - lets jobs that are running finish; they may poll weft_cancelled() and
  *    stop early. weft_join's two halves always both run: they are the running
@@ -752,6 +754,28 @@ typedef void weft_range_fn(size_t begin, size_t end, void *arg);
  * builds). */
 WEFT_API void weft_for(weft_pool *pool, size_t begin, size_t end, size_t grain, weft_range_fn *body,
                        void *arg);
+
+/* A 2-D loop body: handle the block of rows [r0, r1) and columns [c0, c1). */
+typedef void weft_block_fn(size_t r0, size_t r1, size_t c0, size_t c1, void *arg);
+
+/* Call body on disjoint blocks that tile the rectangle of rows [r_begin,
+ * r_end) and columns [c_begin, c_end) exactly once, in parallel, and return
+ * when all have finished (nothing is called if either range is empty).
+ *  r_grain, c_grain: a block's rows and columns: g > 0 cuts that dimension
+ *    into blocks of g (the last may be shorter), the same on every run; 0
+ *    leaves it to weft: about 16 blocks a thread, square where both are 0
+ *    and the rectangle allows (an image row of 4 pixels is cut across it).
+ * Blocks are handed out in Z order (quadrants of quadrants), so a thread's
+ * consecutive blocks are neighbours both ways and a stolen half of the
+ * loop is a half of the rectangle, as oneTBB's blocked_range2d splits. The
+ * loop is a weft_for over the blocks: the same adaptive splitting,
+ * cancellation group (weft_cancel in body skips the blocks not started),
+ * priority (a high-priority job waits for one block), threads, waiting and
+ * memory. A NULL body does nothing, even for a non-empty rectangle
+ * (asserts in debug builds). */
+WEFT_API void weft_for_2d(weft_pool *pool, size_t r_begin, size_t r_end, size_t c_begin,
+                          size_t c_end, size_t r_grain, size_t c_grain, weft_block_fn *body,
+                          void *arg);
 
 /* A parallel reduction over [begin, end): each leaf piece gets an
  * accumulator set to the identity by init and folds its indices into it with

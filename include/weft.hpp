@@ -1047,6 +1047,76 @@ void parallel_for(B begin, E end, const F &f) {
 
 namespace detail {
 
+/* parallel_for_2d's state, in the caller's frame: f through a const
+ * reference, the first exception, and the index type's base. */
+template <class I, class F> struct loop2d {
+    const F *f;
+    I r_base, c_base;
+    first_error errors;
+
+    static void trampoline(std::size_t r0, std::size_t r1, std::size_t c0, std::size_t c1,
+                           void *self) noexcept {
+        auto *l = static_cast<loop2d *>(self);
+        if (l->errors.failed()) /* an earlier block threw: skip the rest */
+            return;
+        guarded_cancel(l->errors, [l, r0, r1, c0, c1] {
+            (*l->f)(offset_index(l->r_base, r0), offset_index(l->r_base, r1),
+                    offset_index(l->c_base, c0), offset_index(l->c_base, c1));
+        });
+    }
+};
+
+} // namespace detail
+
+/* weft_for_2d over the integers [r0, r1) x [c0, c1) (any integer type; the
+ * four bounds are converted to their common type I): f(I rb, I re, I cb, I
+ * ce) once per block of rows [rb, re) and columns [cb, ce), the blocks
+ * tiling the rectangle exactly once, concurrently, through a const
+ * reference. Grains as weft_for_2d (0: weft's choice). If f throws, blocks
+ * that have not started are skipped and the first exception is rethrown
+ * once every started block has finished. */
+template <class R0, class R1, class C0, class C1, class F,
+          std::enable_if_t<detail::is_index<R0> && detail::is_index<R1> && detail::is_index<C0> &&
+                               detail::is_index<C1>,
+                           int> = 0>
+void parallel_for_2d(pool_ref p, R0 r0, R1 r1, C0 c0, C1 c1, std::size_t r_grain,
+                     std::size_t c_grain, const F &f) {
+    using I = std::common_type_t<R0, R1, C0, C1>;
+    static_assert(std::is_invocable_v<const F &, I, I, I, I>,
+                  "weft::parallel_for_2d: f must be callable as f(r0, r1, c0, c1), and const "
+                  "(not a mutable lambda): blocks run concurrently");
+    static_assert(sizeof(I) <= sizeof(std::size_t),
+                  "weft::parallel_for_2d: index wider than size_t");
+    I rb = static_cast<I>(r0), re = static_cast<I>(r1), cb = static_cast<I>(c0),
+      ce = static_cast<I>(c1);
+    if (!(rb < re) || !(cb < ce))
+        return;
+    using U = std::make_unsigned_t<I>;
+    std::size_t nr = static_cast<U>(static_cast<U>(re) - static_cast<U>(rb));
+    std::size_t nc = static_cast<U>(static_cast<U>(ce) - static_cast<U>(cb));
+    std::size_t kr = detail::range_start(rb, nr), kc = detail::range_start(cb, nc);
+    detail::loop2d<I, F> l{&f, detail::range_base(rb, kr), detail::range_base(cb, kc), {}};
+    weft_for_2d(p.get(), kr, kr + nr, kc, kc + nc, r_grain, c_grain,
+                &detail::loop2d<I, F>::trampoline, &l);
+    l.errors.rethrow();
+}
+template <class R0, class R1, class C0, class C1, class F,
+          std::enable_if_t<detail::is_index<R0> && detail::is_index<R1> && detail::is_index<C0> &&
+                               detail::is_index<C1>,
+                           int> = 0>
+void parallel_for_2d(pool_ref p, R0 r0, R1 r1, C0 c0, C1 c1, const F &f) {
+    parallel_for_2d(p, r0, r1, c0, c1, 0, 0, f);
+}
+template <class R0, class R1, class C0, class C1, class F,
+          std::enable_if_t<detail::is_index<R0> && detail::is_index<R1> && detail::is_index<C0> &&
+                               detail::is_index<C1>,
+                           int> = 0>
+void parallel_for_2d(R0 r0, R1 r1, C0 c0, C1 c1, const F &f) {
+    parallel_for_2d(pool_ref(), r0, r1, c0, c1, 0, 0, f);
+}
+
+namespace detail {
+
 template <class It, class = void> struct is_random_access : std::false_type {};
 template <class It>
 struct is_random_access<It, std::void_t<typename std::iterator_traits<It>::iterator_category>>

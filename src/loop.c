@@ -188,6 +188,12 @@ static void leaf_run(piece *p) {
             l->split(p, NULL, &rest);
             return;
         }
+        /* Cancelled: the rest is not started, as a piece would not be
+         * (reduce_split's combine sees the error). */
+        if (WEFT__UNLIKELY(weft__group_cancelled(&l->group))) {
+            p->err = ECANCELED;
+            return;
+        }
         p->begin = p->end;
         p->end = end - p->begin > step ? cut_at(p->begin, p->begin + step) : end;
         l->step(p);

@@ -218,3 +218,101 @@ TEST(cuts_fall_on_aligned_indices) {
     CHECK(checked > 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
+
+/* ---- weft_for_2d ------------------------------------------------------------
+ * Every cell of rectangles of many shapes (strips either way, a single
+ * cell, odd sizes, far from 0) visited exactly once, with weft's blocks and
+ * with grains (every block of the grain's size but a dimension's last),
+ * on pools of one to four workers and the default pool; an empty rectangle
+ * calls nothing; a cancel from a block skips the blocks not started. */
+
+#define GRID_CELLS (97 * 61)
+
+typedef struct grid_check {
+    size_t r_begin, r_end, c_begin, c_end, r_grain, c_grain;
+    _Atomic int hits[GRID_CELLS];
+    _Atomic int bad; /* a block outside the rectangle, empty, or off its grain */
+    _Atomic long blocks;
+} grid_check;
+
+static void mark_block(size_t r0, size_t r1, size_t c0, size_t c1, void *arg) {
+    grid_check *g = arg;
+    atomic_fetch_add(&g->blocks, 1);
+    if (r0 < g->r_begin || r1 > g->r_end || r0 >= r1 || c0 < g->c_begin || c1 > g->c_end ||
+        c0 >= c1 || (g->r_grain && r1 - r0 != g->r_grain && r1 != g->r_end) ||
+        (g->c_grain && c1 - c0 != g->c_grain && c1 != g->c_end) ||
+        (g->r_grain && (r0 - g->r_begin) % g->r_grain) ||
+        (g->c_grain && (c0 - g->c_begin) % g->c_grain)) {
+        atomic_store(&g->bad, 1);
+        return;
+    }
+    size_t cols = g->c_end - g->c_begin;
+    for (size_t r = r0; r < r1; r++)
+        for (size_t c = c0; c < c1; c++)
+            atomic_fetch_add(&g->hits[(r - g->r_begin) * cols + (c - g->c_begin)], 1);
+}
+
+static void check_grid(weft_pool *pool, size_t rows, size_t cols, size_t r_grain, size_t c_grain) {
+    static grid_check g;
+    size_t base = (size_t)1 << 40; /* far from 0: no index is an offset by accident */
+    g.r_begin = base + 3;
+    g.r_end = g.r_begin + rows;
+    g.c_begin = base * 2 + 5;
+    g.c_end = g.c_begin + cols;
+    g.r_grain = r_grain;
+    g.c_grain = c_grain;
+    atomic_store(&g.bad, 0);
+    atomic_store(&g.blocks, 0);
+    for (size_t i = 0; i < rows * cols; i++)
+        atomic_store(&g.hits[i], 0);
+    weft_for_2d(pool, g.r_begin, g.r_end, g.c_begin, g.c_end, r_grain, c_grain, mark_block, &g);
+    CHECK_EQ(atomic_load(&g.bad), 0);
+    for (size_t i = 0; i < rows * cols; i++)
+        CHECK_EQ(atomic_load(&g.hits[i]), 1);
+    if (r_grain && c_grain) /* the blocks are the grain's, exactly */
+        CHECK_EQ(atomic_load(&g.blocks),
+                 (long)(((rows + r_grain - 1) / r_grain) * ((cols + c_grain - 1) / c_grain)));
+}
+
+TEST(for_2d_visits_each_cell_once) {
+    static const size_t shapes[][2] = {{1, 1},   {1, 61}, {97, 1}, {97, 61},
+                                       {64, 64}, {3, 61}, {97, 2}, {17, 19}};
+    static const size_t grains[][2] = {{0, 0}, {1, 1}, {4, 7}, {0, 5}, {6, 0}, {200, 200}};
+    for (unsigned threads = 0; threads <= 4; threads++) { /* 0: the default pool */
+        weft_pool *pool =
+            threads ? (threads % 2 ? make_pool(threads) : make_waiting_pool(threads)) : NULL;
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (size_t k = 0; k < sizeof grains / sizeof grains[0]; k++)
+                check_grid(pool, shapes[s][0], shapes[s][1], grains[k][0], grains[k][1]);
+        if (pool)
+            CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+}
+
+static _Atomic long blocks_run;
+
+static void cancel_at_first(size_t r0, size_t r1, size_t c0, size_t c1, void *arg) {
+    (void)r0, (void)r1, (void)c0, (void)c1, (void)arg;
+    atomic_fetch_add(&blocks_run, 1);
+    weft_cancel(); /* the loop's group: no further block starts */
+}
+
+static void never(size_t r0, size_t r1, size_t c0, size_t c1, void *arg) {
+    (void)r0, (void)r1, (void)c0, (void)c1, (void)arg;
+    CHECK(!"called for an empty rectangle");
+}
+
+TEST(for_2d_empty_and_cancelled) {
+    weft_pool *pool = make_waiting_pool(2);
+    weft_for_2d(pool, 5, 5, 0, 10, 0, 0, never, NULL);
+    weft_for_2d(pool, 0, 10, 7, 3, 0, 0, never, NULL);
+    atomic_store(&blocks_run, 0);
+    /* 256 blocks of one cell; the first cancels: only the blocks already
+     * running by then (at most one a thread) run. */
+    weft_for_2d(pool, 0, 16, 0, 16, 1, 1, cancel_at_first, NULL);
+    CHECK(atomic_load(&blocks_run) >= 1);
+    if (atomic_load(&blocks_run) > 2)
+        fprintf(stderr, "%ld blocks ran\n", atomic_load(&blocks_run));
+    CHECK(atomic_load(&blocks_run) <= 2);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}

@@ -615,6 +615,39 @@ TEST(a_cancel_source_cancels_from_another_thread) {
 #endif
 }
 
+/* parallel_for_2d: every cell once, over any integer type (negative bounds
+ * too); an exception skips the blocks not started and is rethrown. */
+TEST(parallel_for_2d_tiles_once_and_rethrows) {
+    weft::pool p(threads(2));
+    std::vector<std::atomic<int>> hits(37 * 23);
+    weft::parallel_for_2d(p, -5, 32, 100, 123, [&](int r0, int r1, int c0, int c1) {
+        for (int r = r0; r < r1; r++)
+            for (int c = c0; c < c1; c++)
+                hits[static_cast<std::size_t>((r + 5) * 23 + (c - 100))].fetch_add(1);
+    });
+    for (auto &h : hits)
+        CHECK_EQ(h.load(), 1);
+    std::atomic<long> blocks{0};
+    weft::parallel_for_2d(0u, 10u, 0u, 10u, [&](unsigned, unsigned, unsigned, unsigned) {
+        blocks.fetch_add(1); /* the default pool, weft's blocks */
+    });
+    CHECK(blocks.load() >= 1);
+#if WEFT_HPP_EXCEPTIONS
+    std::atomic<long> ran{0};
+    bool threw = false;
+    try {
+        weft::parallel_for_2d(p, 0, 16, 0, 16, 1, 1, [&](int, int, int, int) {
+            ran.fetch_add(1);
+            throw std::runtime_error("block");
+        });
+    } catch (const std::runtime_error &e) {
+        threw = std::strcmp(e.what(), "block") == 0;
+    }
+    CHECK(threw);
+    CHECK(ran.load() < 256); /* the rest skipped */
+#endif
+}
+
 TEST(cancel_skips_jobs_and_destroys_their_callables) {
     /* The body keeps the only worker: nothing queued starts. */
     weft::pool p(threads(1).callers_wait());
