@@ -377,7 +377,7 @@ WEFT_API void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, si
 /* Timeline tracing. weft_trace_start makes pool (NULL: the current pool)
  * record, per worker, when it runs jobs, searches and sleeps, and who woke
  * whom; weft_trace_stop writes it to path as Chrome trace-event JSON (open it
- * in Perfetto or chrome://tracing; tools/trace2svg.py draws an SVG): one
+ * in Perfetto or chrome://tracing; weft-trace2svg draws an SVG): one
  * track per worker with non-overlapping "running", "searching" and
  * "sleeping" slices and wake-ups as flow arrows. With WEFT_TRACE=path in the
  * environment every pool traces from creation to destruction (the default

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -27,11 +28,44 @@ static void make_temp(char *path) {
     close(fd);
 }
 
+/* The exit status of a shell command. */
+static int run_status(const char *cmd) {
+    int st = system(cmd);
+    CHECK(st != -1 && WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
 static void check_file(const char *path, unsigned workers) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "python3 %s/tools/check_trace.py %s %u", WEFT_SOURCE_DIR, path,
              workers);
-    CHECK_EQ(system(cmd), 0);
+    CHECK_EQ(run_status(cmd), 0);
+    /* The drawing tool (weft-trace2svg): the default window, the whole run,
+     * a window, and an empty one (a clear error, status 1). */
+    static const char *windows[] = {"", "--all", "--from 100 --to 2000"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "python3 %s/tools/trace2svg.py %s %s.svg %s 2>/dev/null",
+                 WEFT_SOURCE_DIR, path, path, windows[i]);
+        CHECK_EQ(run_status(cmd), 0);
+    }
+    snprintf(cmd, sizeof cmd, "python3 %s/tools/trace2svg.py %s %s.svg --from 5 --to 5 2>/dev/null",
+             WEFT_SOURCE_DIR, path, path);
+    CHECK_EQ(run_status(cmd), 1);
+    snprintf(cmd, sizeof cmd, "%s.svg", path);
+    unlink(cmd);
+}
+
+/* weft-trace2svg's command line: --help, and a usage error without
+ * arguments or with a file that is not a trace. */
+TEST(trace2svg_says_how_it_is_used) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 %s/tools/trace2svg.py --help >/dev/null", WEFT_SOURCE_DIR);
+    CHECK_EQ(run_status(cmd), 0);
+    snprintf(cmd, sizeof cmd, "python3 %s/tools/trace2svg.py 2>/dev/null", WEFT_SOURCE_DIR);
+    CHECK_EQ(run_status(cmd), 2);
+    snprintf(cmd, sizeof cmd, "python3 %s/tools/trace2svg.py %s/README.md /dev/null 2>/dev/null",
+             WEFT_SOURCE_DIR, WEFT_SOURCE_DIR);
+    CHECK_EQ(run_status(cmd), 1);
 }
 
 TEST(trace_is_valid_json_without_overlaps) {

@@ -4,26 +4,72 @@
 WEFT_TRACE) as an SVG timeline: one row per thread, running / searching /
 sleeping slices in colour, wake-ups as arrows from waker to wakee.
 
-usage: trace2svg.py TRACE.json OUT.svg [FROM_US TO_US]
+Installed as weft-trace2svg. A long run drawn whole is a smear (a pixel
+holds thousands of slices), so by default the picture is the first
+DEFAULT_WINDOW_US of the trace, and says so; --from and --to choose the
+window (µs from the trace's start), --all draws everything.
 """
+import argparse
 import json
 import sys
 
 COLORS = {"running": "#2e7d32", "searching": "#f9a825", "sleeping": "#cfd8dc",
           "submit": "#1565c0"}
 ROW, PAD, LEFT, WIDTH = 22, 6, 90, 1100
+DEFAULT_WINDOW_US = 50000.0  # 50 ms: about 45 µs a pixel
 
 
-def main():
-    trace = json.load(open(sys.argv[1]))["traceEvents"]
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="weft-trace2svg",
+        description="Draw a weft trace (weft_trace_start/stop, or WEFT_TRACE=file) as an SVG "
+                    "timeline: a row per thread, running / searching / sleeping slices, "
+                    "wake-ups as arrows.")
+    p.add_argument("trace", help="the trace file (Chrome trace-event JSON)")
+    p.add_argument("svg", help="the SVG file to write")
+    p.add_argument("--from", dest="t_from", type=float, metavar="US",
+                   help="start of the window, µs after the trace's first event (default 0)")
+    p.add_argument("--to", dest="t_to", type=float, metavar="US",
+                   help="end of the window, µs after the trace's first event (default: "
+                        f"--from + {DEFAULT_WINDOW_US:.0f}, or the trace's end)")
+    p.add_argument("--all", action="store_true", help="draw the whole trace, however long")
+    return p.parse_args(argv)
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)["traceEvents"]
+    except OSError as e:
+        sys.exit(f"weft-trace2svg: cannot read {path}: {e.strerror}")
+    except (ValueError, KeyError, TypeError):
+        sys.exit(f"weft-trace2svg: {path} is not a weft trace (Chrome trace-event JSON with "
+                 "traceEvents)")
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    trace = load(args.trace)
     names = {e["tid"]: e["args"]["name"] for e in trace
              if e.get("ph") == "M" and e["name"] == "thread_name"}
     tids = sorted(names)
     row = {t: i for i, t in enumerate(tids)}
     spans = [e for e in trace if e.get("ph") == "X" and e["tid"] in row]
-    t_from = float(sys.argv[3]) if len(sys.argv) > 4 else min((e["ts"] for e in spans), default=0)
-    t_to = float(sys.argv[4]) if len(sys.argv) > 4 else max((e["ts"] + e["dur"] for e in spans),
-                                                           default=1)
+    first = min((e["ts"] for e in spans), default=0)
+    last = max((e["ts"] + e["dur"] for e in spans), default=first + 1)
+    t_from = first + (args.t_from or 0)
+    if args.all:
+        t_from, t_to = first, last
+    elif args.t_to is not None:
+        t_to = first + args.t_to
+    else:
+        t_to = min(t_from + DEFAULT_WINDOW_US, last)
+    if t_to <= t_from:
+        sys.exit(f"weft-trace2svg: empty window: --from {t_from - first:.0f} --to "
+                 f"{t_to - first:.0f} (the trace lasts {last - first:.0f} µs)")
+    if t_to < last or t_from > first:
+        print(f"weft-trace2svg: {args.svg}: µs {t_from - first:.0f} to {t_to - first:.0f} of "
+              f"{last - first:.0f} (--from, --to or --all for more)", file=sys.stderr)
     scale = WIDTH / max(t_to - t_from, 1e-9)
 
     def x(ts):
@@ -59,9 +105,14 @@ def main():
         out.append(f'<rect x="{lx}" y="{y - 9}" width="10" height="10" fill="{color}"/>'
                    f'<text x="{lx + 14}" y="{y}">{name}</text>')
         lx += 90
-    out.append(f'<text x="{lx}" y="{y}">{t_to - t_from:.0f} us shown; red arrows: wake-ups</text>')
+    out.append(f'<text x="{lx}" y="{y}">{t_to - t_from:.0f} us shown, from '
+               f'{t_from - first:.0f} of {last - first:.0f}; red arrows: wake-ups</text>')
     out.append("</svg>")
-    open(sys.argv[2], "w").write("\n".join(out))
+    try:
+        with open(args.svg, "w") as f:
+            f.write("\n".join(out))
+    except OSError as e:
+        sys.exit(f"weft-trace2svg: cannot write {args.svg}: {e.strerror}")
 
 
 if __name__ == "__main__":

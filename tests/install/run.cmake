@@ -132,6 +132,7 @@ if(EXISTS /etc/debian_version AND multiarch)
 endif()
 
 step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+step("installed weft-trace2svg --help" ${prefix}/bin/weft-trace2svg --help)
 foreach(f include/weft.h include/weft/version.h include/weft/join.h include/weft/config.h include/weft.hpp ${LIBDIR}/libweft.a
           ${LIBDIR}/pkgconfig/weft.pc ${LIBDIR}/cmake/weft/weftConfig.cmake
           ${LIBDIR}/cmake/weft/weftConfigVersion.cmake ${LIBDIR}/cmake/weft/weftTargets.cmake)
