@@ -1123,6 +1123,18 @@ struct is_random_access<It, std::void_t<typename std::iterator_traits<It>::itera
     : std::is_base_of<std::random_access_iterator_tag,
                       typename std::iterator_traits<It>::iterator_category> {};
 template <class It> inline constexpr bool is_random_access_v = is_random_access<It>::value;
+/* An iterator at all (it names a category), and one that can be walked
+ * more than once (forward), whose elements stay where they are. */
+template <class It, class = void> inline constexpr bool is_iterator_v = false;
+template <class It>
+inline constexpr bool
+    is_iterator_v<It, std::void_t<typename std::iterator_traits<It>::iterator_category>> = true;
+template <class It, class = void> inline constexpr bool is_forward_v = false;
+template <class It>
+inline constexpr bool
+    is_forward_v<It, std::void_t<typename std::iterator_traits<It>::iterator_category>> =
+        std::is_base_of_v<std::forward_iterator_tag,
+                          typename std::iterator_traits<It>::iterator_category>;
 
 template <class R, class = void> struct range_iterator {};
 template <class R>
@@ -1133,6 +1145,10 @@ template <class R, class = void> inline constexpr bool is_random_access_range = 
 template <class R>
 inline constexpr bool is_random_access_range<R, std::void_t<typename range_iterator<R>::type>> =
     is_random_access_v<typename range_iterator<R>::type>;
+template <class R, class = void> inline constexpr bool is_iterable_range = false;
+template <class R>
+inline constexpr bool is_iterable_range<R, std::void_t<typename range_iterator<R>::type>> =
+    !is_random_access_v<typename range_iterator<R>::type>;
 
 } // namespace detail
 
@@ -1161,13 +1177,52 @@ void parallel_for(It first, It last, const F &f) {
     parallel_for(pool_ref(), first, last, f);
 }
 
-/* parallel_for over a container or range with random-access iterators (a
- * std::vector, std::array, a C array, std::span): f(element) for each. */
+/* parallel_for over forward iterators that are not random access (a
+ * std::list, std::set, std::map, std::unordered_map, std::forward_list):
+ * f(*it) for every element, exactly once, in parallel, as oneTBB's
+ * parallel_for_each. One walk of [first, last) first records an iterator
+ * per element (allocated: n iterators), then the elements are visited as
+ * a random-access range is. Input iterators (a stream) can be walked only
+ * once, by one thread: they are rejected with one line saying so. */
+template <class It, class F,
+          std::enable_if_t<detail::is_iterator_v<It> && !detail::is_random_access_v<It>, int> = 0>
+void parallel_for(pool_ref p, It first, It last, const F &f) {
+    static_assert(detail::is_forward_v<It>,
+                  "weft::parallel_for: input iterators can be walked only once, by one thread: "
+                  "give forward iterators (a container's), or copy the elements into a "
+                  "std::vector first");
+    if constexpr (detail::is_forward_v<It>) {
+        static_assert(std::is_invocable_v<const F &, decltype(*first)>,
+                      "weft::parallel_for: f must be callable as f(*it), and const (not a "
+                      "mutable lambda): elements are visited concurrently");
+        std::vector<It> its;
+        for (It it = first; it != last; ++it)
+            its.push_back(it);
+        parallel_for(p, its.begin(), its.end(), [&f](const It &it) { f(*it); });
+    }
+}
+template <class It, class F,
+          std::enable_if_t<detail::is_iterator_v<It> && !detail::is_random_access_v<It>, int> = 0>
+void parallel_for(It first, It last, const F &f) {
+    parallel_for(pool_ref(), first, last, f);
+}
+
+/* parallel_for over a container or range (a std::vector, std::array, a C
+ * array, std::span; or, through the forward-iterator form above, a
+ * std::list, std::set, std::map): f(element) for each. */
 template <class R, class F, std::enable_if_t<detail::is_random_access_range<R>, int> = 0>
 void parallel_for(pool_ref p, R &&range, const F &f) {
     parallel_for(p, std::begin(range), std::end(range), f);
 }
 template <class R, class F, std::enable_if_t<detail::is_random_access_range<R>, int> = 0>
+void parallel_for(R &&range, const F &f) {
+    parallel_for(pool_ref(), std::begin(range), std::end(range), f);
+}
+template <class R, class F, std::enable_if_t<detail::is_iterable_range<R>, int> = 0>
+void parallel_for(pool_ref p, R &&range, const F &f) {
+    parallel_for(p, std::begin(range), std::end(range), f);
+}
+template <class R, class F, std::enable_if_t<detail::is_iterable_range<R>, int> = 0>
 void parallel_for(R &&range, const F &f) {
     parallel_for(pool_ref(), std::begin(range), std::end(range), f);
 }

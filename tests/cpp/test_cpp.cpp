@@ -9,9 +9,12 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
+#include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -617,6 +620,30 @@ TEST(a_cancel_source_cancels_from_another_thread) {
 
 /* parallel_for_2d: every cell once, over any integer type (negative bounds
  * too); an exception skips the blocks not started and is rethrown. */
+/* parallel_for over containers whose iterators are not random access:
+ * every element once, writable through a list's iterator. */
+TEST(parallel_for_over_forward_iterators) {
+    weft::pool p(threads(2));
+    std::list<int> l;
+    for (int i = 0; i < 1000; i++)
+        l.push_back(i);
+    weft::parallel_for(p, l.begin(), l.end(), [](int &x) { x *= 2; });
+    int i = 0;
+    for (int x : l)
+        CHECK_EQ(x, 2 * i++);
+    std::set<int> s(l.begin(), l.end());
+    std::atomic<long> sum{0};
+    weft::parallel_for(s, [&](int x) { sum.fetch_add(x); }); /* the default pool */
+    CHECK_EQ(sum.load(), 999L * 1000);
+    std::map<int, int> m{{1, 10}, {2, 20}, {3, 30}};
+    std::atomic<int> values{0};
+    weft::parallel_for(p, m,
+                       [&](const std::pair<const int, int> &kv) { values.fetch_add(kv.second); });
+    CHECK_EQ(values.load(), 60);
+    std::list<int> empty;
+    weft::parallel_for(p, empty, [](int) { CHECK(false); });
+}
+
 TEST(parallel_for_2d_tiles_once_and_rethrows) {
     weft::pool p(threads(2));
     std::vector<std::atomic<int>> hits(37 * 23);
