@@ -269,6 +269,10 @@ static inline bool bench_knap_leaf(int c, int n, int v, long *best) {
     return false;
 }
 
+/* The knapsack's serial recursion (wl_lace.c): the serial system's run and
+ * the driver's reference. */
+long bench_knap_serial(const bench_item *e, int c, int n, int v);
+
 /* Unbalanced tree search (UTS), a geometric tree of fixed shape (UTS's
  * T1 family): a node below depth `depth` has a number of children drawn
  * from a geometric distribution of mean BENCH_UTS_B, from its own 64-bit

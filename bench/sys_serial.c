@@ -64,18 +64,9 @@ static long pi(bench_pool *pool, long samples) {
     return pi_rec(0, samples);
 }
 
-static long knap_rec(const bench_item *e, int c, int n, int v) {
-    long best;
-    if (bench_knap_leaf(c, n, v, &best))
-        return best;
-    long without = knap_rec(e + 1, c, n - 1, v);
-    long with = knap_rec(e + 1, c - e->weight, n - 1, v + e->value);
-    return with > without ? with : without;
-}
-
 static long knapsack(bench_pool *pool, const bench_knap *k) {
     (void)pool;
-    return knap_rec(k->items, k->capacity, k->n, 0);
+    return bench_knap_serial(k->items, k->capacity, k->n, 0);
 }
 
 static long uts_node(uint64_t state, int level, int depth);

@@ -15,12 +15,12 @@ static long pi_serial(uint64_t start, long cnt) {
     return hits;
 }
 
-static long knap_serial(const bench_item *e, int c, int n, int v) {
+long bench_knap_serial(const bench_item *e, int c, int n, int v) {
     long best;
     if (bench_knap_leaf(c, n, v, &best))
         return best;
-    long without = knap_serial(e + 1, c, n - 1, v);
-    long with = knap_serial(e + 1, c - e->weight, n - 1, v + e->value);
+    long without = bench_knap_serial(e + 1, c, n - 1, v);
+    long with = bench_knap_serial(e + 1, c - e->weight, n - 1, v + e->value);
     return with > without ? with : without;
 }
 
@@ -120,8 +120,8 @@ void wl_knapsack(const run_ctx *c) {
     if (ref < 0) {
         knap_input(&k, c->sz->knap_items);
         knap_input(&warm_k, c->sz->knap_items - 6);
-        ref = knap_serial(k.items, k.capacity, k.n, 0);
-        warm_ref = knap_serial(warm_k.items, warm_k.capacity, warm_k.n, 0);
+        ref = bench_knap_serial(k.items, k.capacity, k.n, 0);
+        warm_ref = bench_knap_serial(warm_k.items, warm_k.capacity, warm_k.n, 0);
     }
     lace_call wc = {c, KNAPSACK, &warm_k, 0}, tc = {c, KNAPSACK, &k, 0};
     timed_call(&wc, warm_ref, &tc, ref, "items");
