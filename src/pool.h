@@ -198,10 +198,10 @@ WEFT__HIDDEN void weft__worker_wait_until_cold(weft__worker *w, weft__latch *lat
  * Hints (worker.c). */
 WEFT__HIDDEN bool weft__pool_high_queued(weft_pool *pool);
 /* Does high-priority work wait while w runs normal work that could give
- * way to it? And if so, run one job of it here, at high priority: true
- * when one ran (worker.c, "Normal work gives way"). */
+ * way to it? And once it does, run one job of it here, at high priority,
+ * if no other thread took it first (worker.c, "Normal work gives way"). */
 WEFT__HIDDEN bool weft__worker_high_waits(weft__worker *w);
-WEFT__HIDDEN bool weft__worker_give_way(weft__worker *w);
+WEFT__HIDDEN void weft__worker_give_way(weft__worker *w);
 
 /* weft__worker_high_waits for w (NULL: not a worker), with the common
  * answer inline: a pool that never saw high work has none waiting. */

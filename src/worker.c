@@ -183,9 +183,12 @@ bool weft__worker_high_waits(weft__worker *w) {
     return weft__deque_private_count(own) > 0 || weft__pool_high_queued(w->pool);
 }
 
-bool weft__worker_give_way(weft__worker *w) {
-    if (!weft__worker_high_waits(w))
-        return false;
+void weft__worker_give_way(weft__worker *w) {
+    /* The caller has looked (weft__worker_should_give_way): no second
+     * sweep here; the takes below find nothing if another thread was first.
+     * `more` goes unused: no wake-up either, since every high job's
+     * submission already woke a worker for it (weft__pool_inject, a push's
+     * share), and this one is not idle. */
     bool more = false;
     weft_priority prio = WEFT_PRIORITY_HIGH;
     /* Our own first, then the other workers', then the injector's, as a
@@ -197,10 +200,9 @@ bool weft__worker_give_way(weft__worker *w) {
     if (!job && (job = weft__injector_pop(&w->pool->injectors[prio])) != NULL)
         weft__stat_add(&w->stats.injected, 1);
     if (!job)
-        return false; /* another thread took it first */
+        return;
     weft__stat_add(&w->stats.jobs, 1);
     weft__worker_call_at(w, prio, weft__job_call, job);
-    return true;
 }
 
 void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
