@@ -9,7 +9,7 @@
 #                    waits; the style check last
 #   make test-yield  the stress-type tests built with -DWEFT_DEBUG_YIELD=ON
 #                    (random yields and spins at every protocol step,
-#                    src/debug_yield.h), once per seed in YIELD_SEEDS
+#                    src/os/atomics.h), once per seed in YIELD_SEEDS
 #   make soak        tests/soak.c for SOAK_SECONDS (default 600), half under
 #                    TSan and half in the random-yield build: everything at
 #                    once, oversubscribed; checks exactly-once, aborts on a hang
@@ -79,7 +79,7 @@ endef
 test-tsan:
 	$(call tsan_suite,build/tsan,)
 
-# src/os_posix.c (condition variables instead of futexes), which other
+# src/os/futex_posix.c (condition variables instead of futexes), which other
 # systems build, under TSan: it checks the seam's locking as well as the rest.
 test-posix:
 	$(call tsan_suite,build/tsan-posix,-DWEFT_OS=posix)

@@ -520,10 +520,10 @@ __attribute__((unused)) static long uts_typed(bench_pool *pool, uint64_t root, i
         .range = range, .pi = pi, .knapsack = knapsack, .uts = uts,                                \
     }
 
-/* The library's benchmark builds (bench/CMakeLists.txt, src/leave.h) are
+/* The library's benchmark builds (bench/CMakeLists.txt, src/idle/leave.h) are
  * programs of their own, for bench/policy.sh: BENCH_WEFT_SPIN, idle workers
  * never sleep (the third column of the leave-policy table); BENCH_WEFT_RAYONWAKE,
- * Rayon's wake rule instead of Go's (src/sleep.c, new_jobs). */
+ * Rayon's wake rule instead of Go's (src/idle/sleep.c, new_jobs). */
 static const bench_system systems[] = {
 #if defined(BENCH_WEFT_SPIN)
     WEFT_SYSTEM("weft-spin", 0, 1),

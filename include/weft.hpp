@@ -770,7 +770,7 @@ namespace detail {
 /* weft_join's fast path (weft/join.h's weft__join_fork and weft__join_pop,
  * the same protocol and orders, through the __atomic builtins): inline in
  * the caller, with direct calls to both callables; the library is entered
- * only on its cold paths, as from C. src/frame.c argues the orders. */
+ * only on its cold paths, as from C. src/core/frame.c argues the orders. */
 inline weft__join_frame *join_fork(weft__worker_head *w, weft__join_frame *fr, weft_fn *b,
                                    void *b_arg) noexcept {
     fr->fork.fn = b;

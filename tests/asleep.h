@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "check.h"
-#include "pool.h"
+#include "core/current.h"
 
 /* Workers counted asleep now (targeted protocol). */
 static inline unsigned sleeping(weft_pool *pool) {

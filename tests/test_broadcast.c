@@ -5,7 +5,7 @@
 #include <stdatomic.h>
 
 #include "check.h"
-#include "pool.h"
+#include "core/current.h"
 #include "weft.h"
 
 enum { MAX_WORKERS = 64 };

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 
 #include "asleep.h"
-#include "budget.h"
+#include "idle/budget.h"
 #include "check.h"
 #include "child.h"
 #include "jobs.h"
-#include "cpus.h"
+#include "os/cpus.h"
 #include "pools.h"
 #include "weft.h"
 

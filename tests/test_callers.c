@@ -12,7 +12,7 @@
 
 #include "asleep.h"
 #include "check.h"
-#include "pool.h" /* the pending word and the slots, for a closed pool */
+#include "core/current.h" /* the pending word and the slots, for a closed pool */
 #include "pools.h"
 #include "jobs.h"
 #include "visits.h"

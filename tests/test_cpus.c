@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "cpus.h"
-#include "os.h"
+#include "os/cpus.h"
+#include "os/process.h"
 #include "weft.h"
 
 static char root[64];

@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 
 #include "check.h"
-#include "deque.h"
+#include "core/deque.h"
 #include "failmalloc.h"
 
 typedef struct item {

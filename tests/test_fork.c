@@ -20,7 +20,7 @@
 #include "check.h"
 #include "pools.h"
 #include "jobs.h"
-#include "pool.h"
+#include "core/current.h"
 #include "weft.h"
 
 #ifdef WEFT__TSAN

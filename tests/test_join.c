@@ -11,9 +11,9 @@
 #include "jobs.h"
 #include "weft.h"
 
-#include "fence.h"
-#include "frame.h"
-#include "pool.h"
+#include "os/fence.h"
+#include "core/frame.h"
+#include "core/current.h"
 
 typedef struct deep {
     long depth;

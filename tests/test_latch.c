@@ -5,8 +5,8 @@
 #include <stdatomic.h>
 
 #include "check.h"
-#include "latch.h"
-#include "pool.h"
+#include "idle/latch.h"
+#include "core/latch_owner.h"
 #include "weft.h"
 
 TEST(appendix_a_transitions) {

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The leave policy alone (src/leave.c): its decisions from the inputs it is
+/* The leave policy alone (src/idle/leave.c): its decisions from the inputs it is
  * given, with no pool, no sleep module and no clock but the times passed in.
  * Each test walks one row of the decision table at the top of leave.c. */
 #include <stdatomic.h>
 #include <time.h>
 
 #include "check.h"
-#include "leave.h"
+#include "idle/leave.h"
 
 #define US 1000u
 #define T0 ((uint64_t)1000000000u) /* a time well after 0 (0 means "none") */

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 
 #include "check.h"
-#include "pool.h" /* to see a job queued in the injector */
+#include "core/worker.h" /* to see a job queued in the injector */
 #include "weft.h"
 
 /* Failing the k-th pthread_create of the calling thread (start_fail_create). */

@@ -13,7 +13,7 @@
 
 #include "asleep.h"
 #include "check.h"
-#include "pool.h"
+#include "core/current.h"
 #include "weft.h"
 
 static void wait_sleeping(weft_pool *pool, unsigned n) {

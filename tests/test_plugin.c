@@ -2,7 +2,7 @@
 /* Unloading a plugin that used weft: the host survives. A shared object that
  * ran work on the default pool and is then dlclosed must not take the code
  * that the pool's workers run with it (they live until exit): weft keeps its
- * object loaded (os.h, weft__os_keep_loaded). Each case loads, uses and
+ * object loaded (src/os/process.h, weft__os_keep_loaded). Each case loads, uses and
  * unloads the plugin three times, then lets the workers run on; before the
  * pin, a worker ran unmapped code and the host died of SIGSEGV. The plugin
  * is tests/plugin.c, linked to libweft.so (WEFT_PLUGIN_SHARED) and with

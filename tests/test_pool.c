@@ -13,7 +13,8 @@
 #include "child.h"
 #include "failmalloc.h"
 #include "jobs.h"
-#include "os.h"
+#include "os/thread.h"
+#include "os/process.h"
 #include "weft.h"
 
 TEST(version_matches_header) {

@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "pools.h"
-#include "pool.h"
+#include "core/current.h"
 #include "weft.h"
 
 static _Atomic int gate;

@@ -9,8 +9,9 @@
 
 #include "asleep.h"
 #include "check.h"
-#include "os.h"
-#include "pool.h"
+#include "os/clock.h"
+#include "os/process.h"
+#include "core/submit.h"
 #include "weft.h"
 
 static const weft_wake wakes[] = {WEFT_WAKE_TARGETED, WEFT_WAKE_ALL};

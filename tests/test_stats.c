@@ -7,7 +7,7 @@
 #include "asleep.h"
 #include "check.h"
 #include "jobs.h"
-#include "pool.h"
+#include "core/current.h"
 #include "pools.h"
 #include "weft.h"
 

@@ -12,7 +12,7 @@
 #include "check.h"
 #include "pools.h"
 #include "jobs.h"
-#include "pool.h"
+#include "core/current.h"
 #include "weft.h"
 
 static void count_index(size_t begin, size_t end, void *arg) {

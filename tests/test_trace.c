@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "pool.h" /* the tracing state, for a late wake-up */
+#include "core/worker.h" /* the tracing state, for a late wake-up */
 #include "pools.h"
 #include "child.h"
 #include "jobs.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The split deque's forced steal and its episode fence (src/deque.c), under
+/* The split deque's forced steal and its episode fence (src/core/deque.c), under
  * x86-TSO: the owner's stores of bottom wait in its store buffer, its loads
  * may pass them; a locked instruction (CAS) or a fence drains the buffer
  * first. The heavy fence (membarrier) drains the owner's buffer at the moment

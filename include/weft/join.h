@@ -23,7 +23,7 @@
  *    private;
  *  - the claim word's meaning: the newest frame that is not private, and two
  *    low bits, a thief's request and a lock.
- * src/frame.c argues the protocol; verify/frames.pml checks it. The cold
+ * src/core/frame.c argues the protocol; verify/frames.pml checks it. The cold
  * paths' names carry WEFT__JOIN_ABI and the fence flavour, so a binary built
  * against another layout, or against the other fence, fails to link instead
  * of running wrong. */
@@ -106,14 +106,14 @@ enum { WEFT__CLAIM_REQUEST = 1, WEFT__CLAIM_LOCK = 2, WEFT__CLAIM_BITS = 3 };
 #endif
 WEFT_API extern WEFT__JOIN_THREADLOCAL struct weft__worker_head *weft__tls_worker WEFT__TLS_IE;
 
-/* The slow paths, in the library (src/frame.c), in both fence flavours: a
+/* The slow paths, in the library (src/core/frame.c), in both fence flavours: a
  * library defines the pair of its own. */
 WEFT_API void weft__join_fork_cold_1m(struct weft__worker_head *w, struct weft__join_frame *fr);
 WEFT_API void weft__join_pop_cold_1m(struct weft__worker_head *w, struct weft__join_frame *fr);
 WEFT_API void weft__join_fork_cold_1s(struct weft__worker_head *w, struct weft__join_frame *fr);
 WEFT_API void weft__join_pop_cold_1s(struct weft__worker_head *w, struct weft__join_frame *fr);
 
-/* The pop's side of the asymmetric fence (src/fence.h): a compiler barrier
+/* The pop's side of the asymmetric fence (src/os/fence.h): a compiler barrier
  * where the library's thieves use Linux membarrier; a seq-cst fence where
  * they cannot (the POSIX seam builds with WEFT_FENCE_SYMMETRIC). */
 #ifdef __cplusplus
@@ -139,7 +139,7 @@ WEFT_API void weft__join_pop_cold_1s(struct weft__worker_head *w, struct weft__j
 #endif
 
 /* A hook between the fork's steps: nothing, except in the library's own
- * weft_join of its random-yield build (src/join.c). */
+ * weft_join of its random-yield build (src/api/join.c). */
 #ifndef WEFT__JOIN_YIELD
 #define WEFT__JOIN_YIELD() ((void)0)
 #endif

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* Task graphs (a context-based job system's): built once, run many times (a renderer runs the
+ * same graph every frame).
+ *
+ * A node is a job with a list of successors and a count of predecessors. A
+ * run resets every node's count of unfinished predecessors, submits the nodes
+ * that have none, and each node, after its function returns, decrements its
+ * successors' counts and submits those that reach zero. Every node owns its
+ * job struct, so a run allocates nothing. The run waits on a count latch (one
+ * count per node) owned by the thread that runs it: a worker keeps running
+ * jobs, an outside caller runs the graph inside the pool (weft_run) and
+ * blocks.
+ *
+ * Before a run, a graph changed since its last check is checked for cycles
+ * (Kahn's algorithm); a graph with a cycle returns ELOOP and runs nothing.
+ *
+ * A run is a cancellation group (group.h), made anew by each run: once it is
+ * cancelled, the nodes that have not started are skipped but still counted
+ * and still release their successors, so the run ends as usual, with nothing
+ * but bookkeeping left to do.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "core/current.h"
+#include "core/submit.h"
+#include "core/latch_owner.h"
+
+struct weft_node {
+    weft__job job;     /* first: the job is the node */
+    weft_fn *fn;       /* I */
+    void *arg;         /* I */
+    weft_graph *graph; /* I */
+    weft_node **succ;  /* successors (built before runs) */
+    size_t nsucc, succ_cap;
+    unsigned preds;           /* predecessors (edges into this node) */
+    _Atomic unsigned waiting; /* A: this run's unfinished predecessors */
+};
+
+struct weft_graph {
+    weft_node **nodes;
+    size_t n, cap;
+    bool checked;           /* no change since the last cycle check */
+    bool acyclic;           /* result of that check */
+    _Atomic bool running;   /* A: a run is in progress (EBUSY) */
+    weft_pool *pool;        /* the current run's pool */
+    weft__count_latch done; /* the current run: a count per node */
+    weft__group group;      /* the current run's */
+};
+
+int weft_graph_create(weft_graph **graph) {
+    if (!graph)
+        return EINVAL;
+    weft_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return ENOMEM;
+    atomic_init(&g->running, false);
+    *graph = g;
+    return 0;
+}
+
+void weft_graph_destroy(weft_graph *graph) {
+    if (!graph)
+        return;
+    for (size_t i = 0; i < graph->n; i++) {
+        free(graph->nodes[i]->succ);
+        free(graph->nodes[i]);
+    }
+    free(graph->nodes);
+    free(graph);
+}
+
+/* Grow *array (of `size`-byte elements) to hold one more; 0 or ENOMEM. */
+static int reserve(void **array, size_t *cap, size_t n, size_t size) {
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 8;
+    void *p = realloc(*array, ncap * size);
+    if (!p)
+        return ENOMEM;
+    *array = p;
+    *cap = ncap;
+    return 0;
+}
+
+static void node_execute(weft__job *job);
+
+int weft_graph_add(weft_graph *graph, weft_fn *fn, void *arg, weft_node **node) {
+    if (!graph || !fn || !node)
+        return EINVAL;
+    /* Relaxed: misuse detection only; edits and runs are not concurrent. */
+    if (atomic_load_explicit(&graph->running, memory_order_relaxed))
+        return EBUSY;
+    if (reserve((void **)&graph->nodes, &graph->cap, graph->n, sizeof *graph->nodes))
+        return ENOMEM;
+    weft_node *nd = calloc(1, sizeof *nd);
+    if (!nd)
+        return ENOMEM;
+    *nd = (weft_node){.job.execute = node_execute, .fn = fn, .arg = arg, .graph = graph};
+    graph->nodes[graph->n++] = nd;
+    graph->checked = false;
+    *node = nd;
+    return 0;
+}
+
+int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *after) {
+    if (!graph || !before || !after || before->graph != graph || after->graph != graph)
+        return EINVAL;
+    /* Relaxed: misuse detection only, as in weft_graph_add. */
+    if (atomic_load_explicit(&graph->running, memory_order_relaxed))
+        return EBUSY;
+    if (reserve((void **)&before->succ, &before->succ_cap, before->nsucc, sizeof *before->succ))
+        return ENOMEM;
+    before->succ[before->nsucc++] = after;
+    after->preds++;
+    graph->checked = false;
+    return 0;
+}
+
+/* Kahn's algorithm on the static counts: acyclic iff every node gets sorted.
+ * 0 or ENOMEM. */
+static int check_acyclic(weft_graph *g) {
+    if (g->checked)
+        return 0;
+    weft_node **ready = malloc((g->n ? g->n : 1) * sizeof *ready);
+    if (!ready)
+        return ENOMEM;
+    size_t head = 0, tail = 0;
+    /* Relaxed below: one thread (the runner, holding `running`) uses the
+     * counts here; a run resets them before any job sees them. */
+    for (size_t i = 0; i < g->n; i++) {
+        atomic_store_explicit(&g->nodes[i]->waiting, g->nodes[i]->preds, memory_order_relaxed);
+        if (g->nodes[i]->preds == 0)
+            ready[tail++] = g->nodes[i];
+    }
+    while (head < tail) {
+        weft_node *nd = ready[head++];
+        for (size_t k = 0; k < nd->nsucc; k++)
+            if (atomic_fetch_sub_explicit(&nd->succ[k]->waiting, 1, memory_order_relaxed) == 1)
+                ready[tail++] = nd->succ[k];
+    }
+    free(ready);
+    g->acyclic = tail == g->n;
+    g->checked = true;
+    return 0;
+}
+
+/* Run a node; then, of the successors it made ready, run one here next and
+ * queue the others (a chain stays on one thread, as a continuation would,
+ * instead of bouncing through the deque to an idle thief). */
+static void node_execute(weft__job *job) {
+    weft_node *nd = (weft_node *)job;
+    weft_graph *g = nd->graph;
+    weft__worker *w = weft__current_worker(); /* NULL: no pool, the runner itself */
+    weft__group *outer = weft__worker_enter(w, &g->group);
+    while (nd) {
+        if (!weft__group_cancelled(&g->group))
+            nd->fn(nd->arg);
+        weft_node *next = NULL;
+        for (size_t k = 0; k < nd->nsucc; k++) {
+            weft_node *s = nd->succ[k];
+            /* Acq_rel: the last predecessor to finish runs or queues s, after
+             * all their writes; the job's publication carries them along. */
+            if (atomic_fetch_sub_explicit(&s->waiting, 1, memory_order_acq_rel) == 1) {
+                if (next)
+                    weft__pool_submit(g->pool, &next->job);
+                next = s;
+            }
+        }
+        weft__count_latch_decrement(&g->done); /* nd is done; the run may end */
+        nd = next;                             /* still counted: the run cannot end before it */
+    }
+    weft__worker_leave(w, outer); /* touches w only: g may be gone */
+}
+
+static void run_inside(void *arg) {
+    weft_graph *g = arg;
+    weft__worker *w = weft__current_worker();
+    g->pool = w ? w->pool : NULL;
+    weft__count_latch_init(&g->done, g->n + 1);         /* + one for this submitter */
+    weft__group_init(&g->group, w ? w->h.group : NULL); /* entered by each node */
+    for (size_t i = 0; i < g->n; i++)
+        atomic_store_explicit(&g->nodes[i]->waiting, g->nodes[i]->preds, memory_order_relaxed);
+    for (size_t i = 0; i < g->n; i++)
+        if (g->nodes[i]->preds == 0) {
+            if (g->pool)
+                weft__pool_submit(g->pool, &g->nodes[i]->job);
+            else
+                node_execute(&g->nodes[i]->job); /* no pool could be created */
+        }
+    weft__count_latch_decrement(&g->done);
+    weft__latch_wait(&g->done.latch);
+}
+
+int weft_graph_run(weft_graph *graph, weft_pool *pool) {
+    if (!graph)
+        return EINVAL;
+    if (pool && weft__pool_is_stale(pool))
+        return ECHILD;
+    bool idle = false;
+    if (!atomic_compare_exchange_strong_explicit(&graph->running, &idle, true, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return EBUSY; /* acquire: the previous run's writes are visible */
+    int err = check_acyclic(graph);
+    if (!err && !graph->acyclic)
+        err = ELOOP;
+    if (!err && graph->n) {
+        weft_run(pool, run_inside, graph);
+        if (weft__group_cancelled(&graph->group))
+            err = ECANCELED;
+    } else if (!err && weft__group_cancelled(weft__current_group())) {
+        err = ECANCELED; /* an empty run in a cancelled group answers as a full one */
+    }
+    /* Release: pairs with the next run's acquire. */
+    atomic_store_explicit(&graph->running, false, memory_order_release);
+    return err;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/* Cancellation groups: what weft_cancel cancels and weft_cancelled asks about.
+ *
+ * A group is a scope, a loop (weft_for), a reduction, a graph run or a run
+ * under a cancel source (weft_run_cancellable). It lives in the frame (or
+ * the graph) of whoever waits for it, and so outlives every job of it. Each
+ * group points at the group its creator was running in, so groups nest; a
+ * group counts as cancelled when it or any group around it was cancelled,
+ * and is never un-cancelled (a graph's next run makes a new one). A cancel
+ * source is a group the caller owns, outside every nest: a run under it
+ * points at it too, and its owner may reset it once nothing runs under it.
+ *
+ * Every worker knows the group of the job it runs now (weft__worker.h.group, include/weft/join.h).
+ * A job carries the group it was queued in and sets it while it runs:
+ *  - join's B and weft_run's injected job: the group of the thread that
+ *    queued them (job.h); a B taken back by its own worker needs nothing,
+ *    since the worker is still in that group;
+ *  - a scope's jobs: the scope (spawn.c); detached jobs: none;
+ *  - graph nodes: the run (graph.c); loop pieces: the loop (loop.c).
+ *
+ * What cancelling does is decided where work starts: a scope job, a graph
+ * node or a loop piece that finds its group cancelled does not run (and a
+ * scope spawn is refused). weft_join's two halves always run: they are the
+ * running job's own code, which polls weft_cancelled to stop early.
+ *
+ * Memory order: the flag is a hint about work not yet started, never a
+ * synchronisation point, so relaxed accesses suffice: a job that reads a
+ * stale false runs as it would have a moment earlier, which cancelling never
+ * promised to prevent. Where a waiter reports a cancel (weft_graph_run,
+ * weft_reduce), the canceller's store precedes its job's end, which the
+ * waiter's latch acquires.
+ */
+#ifndef WEFT_GROUP_H
+#define WEFT_GROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "os/atomics.h"
+
+typedef struct weft__group weft__group;
+
+struct weft__group {
+    _Atomic bool cancelled; /* A: relaxed (above) */
+    weft__group *outer;     /* I: the group its creator ran in, NULL: none */
+    /* I: a cancel source's group (weft_run_cancellable), NULL: none. A
+     * second way out of the nest: a source may be shared by runs that
+     * started in different groups, so it cannot be anyone's outer; its own
+     * outer and source are NULL. */
+    const weft__group *source;
+};
+
+static inline void weft__group_init(weft__group *g, weft__group *outer) {
+    atomic_init(&g->cancelled, false);
+    g->outer = outer;
+    g->source = NULL;
+}
+
+static inline void weft__group_cancel(weft__group *g) {
+    atomic_store_explicit(&g->cancelled, true, memory_order_relaxed); /* relaxed: above */
+}
+
+/* Was g, or a group around it, or a source of one of them, cancelled?
+ * NULL: no group, never. The source pointer shares the flag's line: a
+ * group nobody cancels costs the same miss as before. */
+static inline bool weft__group_cancelled(const weft__group *g) {
+    for (; g; g = g->outer) {
+        if (WEFT__UNLIKELY(atomic_load_explicit(&g->cancelled, memory_order_relaxed)))
+            return true;
+        if (WEFT__UNLIKELY(g->source != NULL) &&
+            atomic_load_explicit(&g->source->cancelled, memory_order_relaxed))
+            return true;
+    }
+    return false;
+}
+
+#endif
