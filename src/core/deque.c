@@ -66,7 +66,7 @@
  *
  * The owner counts the requests it clears (`answers`): a thief whose forced
  * steal found nothing relies on its request only until some owner answers
- * one (idle_env.c, private_check).
+ * one (private_work.c, weft__private_check).
  *
  * verify/deque.pml checks all of this under x86-TSO with SPIN: every job
  * taken once, and no thief asleep while an owner that stopped for good holds
@@ -204,7 +204,7 @@ static unsigned move_split(weft__deque *d, uint32_t new_split) {
  * it, so a request that arrives meanwhile is kept. The count is stored
  * before that share or pop, so it orders nothing the answer does; what
  * makes a reader see it is the fence pair a spent sweep relies on anyway:
- * the reader's SleepFence before its read (idle_env.c, private_check) against
+ * the reader's SleepFence before its read (private_work.c, weft__private_check) against
  * the owner's episode fence before it keeps a later job private
  * (verify/deque.pml, which reads the count with the deque in one step).
  * Release: costs nothing on the owner's cold path and keeps the reader's

@@ -153,8 +153,8 @@ static inline weft__job *weft__deque_pop(weft__deque *d) {
 /* Any thread; a hint only (stale by the time it is used): how many private
  * jobs the deque seems to hold. */
 static inline int32_t weft__deque_private_count(weft__deque *d) {
-    /* Relaxed: a hint for a sleeper's look after its SleepFence (idle_env.c,
-     * private_check); deque.c, "the episode", argues what it can miss. */
+    /* Relaxed: a hint for a sleeper's look after its SleepFence
+     * (private_work.c); deque.c, "the episode", argues what it can miss. */
     uint64_t ts = atomic_load_explicit(&d->ts, memory_order_relaxed);
     return weft__deque_span(weft__deque_split(ts),
                             atomic_load_explicit(&d->bottom, memory_order_relaxed));

@@ -44,7 +44,7 @@
  * first private frame of an episode), or that sees a bit raised, takes the
  * cold path: a seq-cst fence between its store of `frames` and its read of
  * the sleep counters, paired with a sleeper's SleepFence before its look at
- * every worker's frames (idle_env.c, private_check), as the deque's episode
+ * every worker's frames (private_work.c, weft__private_check), as the deque's episode
  * fence is; then it publishes as above. Later forks of the episode
  * need no fence: the first private frame stays in view until it is popped.
  * Pop: claim shows this frame private and no bit raised: B runs inline.
@@ -114,7 +114,7 @@ static void owner_unlock(weft__worker *w, weft__frame *bnd) {
 }
 
 /* A request answered: thieves whose forced look was spent on this worker's
- * request look again (idle_env.c, private_check). Counted with the deque's
+ * request look again (private_work.c, weft__private_check). Counted with the deque's
  * answers, whose reason for its orders holds here too. */
 static void count_answer(weft__worker *w) {
     weft__deque_count_answer(&w->deques[WEFT_PRIORITY_NORMAL]);

@@ -13,9 +13,4 @@
  * and broadcasts a worker must not sleep on), its trace hook (idle_env.c). */
 WEFT__HIDDEN weft__idle_env weft__worker_idle_env(weft_pool *pool);
 
-/* How many requests the owners of the pool's deques and frames have answered
- * so far (idle_env.c): a sum that wraps, whose changes end a spent forced
- * sweep (worker.c). */
-WEFT__HIDDEN uint32_t weft__pool_answers(weft_pool *pool);
-
 #endif

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "core/frame.h"
+#include "core/private_work.h"
 #include "core/current.h"
 #include "core/priority.h"
 #include "core/context.h"
@@ -39,18 +40,6 @@ static unsigned random_below(weft__worker *w, unsigned n) {
     return (unsigned)(((x * 0x2545f4914f6cdd1dull) >> 32) * n >> 32);
 }
 
-/* A forced steal's result, counted: w's last final check saw private work
- * whose owner has not answered the requests of a whole search (deque.c and
- * frame.c: the owner runs a long job and will not share it before it
- * returns). */
-static weft__steal_result count_forced(weft__worker *w, weft__steal_result r) {
-    if (r == WEFT__STEAL_OK) {
-        weft__stat_add(&w->stats.steals, 1);
-        weft__stat_add(&w->stats.forced_steals, 1);
-    }
-    return r;
-}
-
 /* One sweep over the other workers' deques of priority *run_prio from a
  * random start; repeat while a steal lost a race, since that means work was
  * there. *run_prio becomes the priority to run the job at (a frame taken by
@@ -62,7 +51,7 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority *run_pri
     /* After a final check that saw private jobs, the first pass tries each
      * victim that shows nothing public by force: a barrier each, so retries
      * (lost races) do not. */
-    bool force = w->force_steal;
+    bool force = w->forced.armed;
     for (bool retry = n > 1; retry; force = false) {
         retry = false;
         unsigned v = random_below(w, n);
@@ -79,16 +68,11 @@ static weft__job *steal_work(weft__worker *w, bool *more, weft_priority *run_pri
             }
             if (r == WEFT__STEAL_EMPTY && prio == WEFT_PRIORITY_NORMAL)
                 weft__frame_request(&pool->workers[v]); /* frames of either priority */
-            if (r == WEFT__STEAL_EMPTY && force) {
-                if ((r = count_forced(w, weft__deque_steal_private(victim, &job, more))) ==
+            /* Private work whose owner has not shared it (private_work.c). */
+            if (r == WEFT__STEAL_EMPTY && force &&
+                (r = weft__private_take(w, &pool->workers[v], prio, &job, more, run_prio)) ==
                     WEFT__STEAL_OK)
-                    return job;
-                if (r == WEFT__STEAL_EMPTY && prio == WEFT_PRIORITY_NORMAL &&
-                    (r = count_forced(w, weft__frame_steal(&pool->workers[v], &job, more,
-                                                           run_prio))) == WEFT__STEAL_OK)
-                    return job;
-                w->forced_raced |= r == WEFT__STEAL_RETRY;
-            }
+                return job;
             retry |= r == WEFT__STEAL_RETRY;
         }
     }
@@ -197,7 +181,7 @@ void weft__worker_give_way(weft__worker *w) {
     bool more = false;
     weft_priority prio = WEFT_PRIORITY_HIGH;
     /* Our own first, then the other workers', then the injector's, as a
-     * search takes them. No forced steal (w->force_steal is false while w
+     * search takes them. No forced steal (w->forced.armed is false while w
      * runs a job): high jobs on deques are public or their owner's to run. */
     weft__job *job = weft__worker_pop_prio(w, prio);
     if (!job)
@@ -219,21 +203,12 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     while (!weft__latch_probe(latch)) {
         bool more;
         weft_priority prio;
-        bool forced = w->force_steal;
-        /* Before the sweep's barriers: an answer after this ends the spent
-         * sweep (private_check). */
-        uint32_t answers = forced ? weft__pool_answers(w->pool) : 0;
+        uint32_t answers;
+        bool forced = weft__forced_sweep_begin(&w->forced, w->pool, &answers);
         weft__job *job = find_work(w, &more, &prio);
-        if (forced) { /* one sweep per final check that asked for it */
-            w->force_steal = false;
-            if (!job && !w->forced_raced) {
-                w->forced_in = 1 + weft__stat_get(&w->stats.sleeps);
-                w->forced_answers = answers;
-            }
-            w->forced_raced = false;
-        }
+        weft__forced_sweep_end(&w->forced, forced, answers, job != NULL,
+                               weft__stat_get(&w->stats.sleeps));
         if (job) {
-            w->forced_in = 0;
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
             weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0);

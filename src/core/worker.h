@@ -13,6 +13,7 @@
 #include "weft.h"
 
 #include "core/pool.h"
+#include "core/private_work.h"
 #include "core/context.h"
 #include "core/deque.h"
 #include "core/group.h"
@@ -39,10 +40,7 @@ typedef struct weft__worker {
     weft__heap_job *free_jobs; /* O: recycled heap jobs */
     uint64_t broadcast_seen;   /* O: last broadcast run (broadcast.c) */
     unsigned free_count;       /* O */
-    bool force_steal;        /* O: the final check saw private jobs: the next sweep may take one */
-    bool forced_raced;       /* O: the last forced sweep lost a race: it is not spent */
-    uint64_t forced_in;      /* O: 1 + the sleeps count when a forced sweep was spent (0: none) */
-    uint32_t forced_answers; /* O: the pool's answer count before that sweep (worker.c) */
+    weft__forced_sweep forced; /* O: taking private work by force (private_work.c) */
     /* The thread and how it is claimed and stopped. */
     alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts and callers: a thread holds it */
     /* The job this worker runs innermost, for a context that waits for it
