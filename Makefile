@@ -130,6 +130,7 @@ bench: deps-bench
 bench-policy:
 	$(CMAKE) -S . -B build/bench -DCMAKE_BUILD_TYPE=Release -DWEFT_BUILD_BENCH=ON -DWEFT_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j$(JOBS)
+	$(CMAKE) --build build/bench -j$(JOBS) --target bench_ablation
 	bench/policy.sh build/bench
 
 bench-smoke: deps-bench

@@ -26,11 +26,11 @@ def med_where(workload, threads, field, layout):
     return statistics.median(v) if v else None
 
 
-def paired(sys_a, sys_b, workload, threads, field):
+def paired(sys_a, sys_b, workload, threads, field, interval=None):
     """Median over runs of a's value ÷ b's in the same run: policy.sh runs every
     system once per run, so a run's two cells shared the machine's state."""
     def by_run(system):
-        return {r["run"]: r[field] for r in cell.get((system, workload, threads, None), [])
+        return {r["run"]: r[field] for r in cell.get((system, workload, threads, interval), [])
                 if field in r}
     a, b = by_run(sys_a), by_run(sys_b)
     ratios = [a[k] / b[k] for k in a if k in b and b[k]]
@@ -114,8 +114,49 @@ def pools_table():
         print(f"| {label} | {fmt(vals[0])} | {fmt(vals[1])} | {fmt(vals[2], 5)} | {fmt(vals[3], 5)} |")
 
 
+ABLATION = ["spent", "wanted", "due", "implicit", "gain", "search", "selfwake", "rally", "defer",
+            "backoff"]
+ABLATION_ROWS = CASES + [("loop", "loop", 8, None), ("fib(30)", "fib30", 8, None)]
+
+
+def ablation_table():
+    """Each rule off alone against the whole policy: per row, the median over
+    runs of (rule off) ÷ (whole policy) in the same run, wall and CPU. A rule
+    earns its place where some row costs more than 3% without it."""
+    systems = [r for r in ABLATION if cell_any("weft-off-" + r)]
+    if not systems:
+        return
+    print("\n### Ablation: each rule of the idle policy switched off alone\n")
+    print("Each cell: wall ÷ and CPU ÷ the whole policy's, medians of per-run ratios; "
+          "**bold**: more than 3% worse without the rule.\n")
+    print("| workload | threads | " + " | ".join(systems) + " |")
+    print("|---|---:|" + "---|" * len(systems))
+    worst = {r: 0.0 for r in systems}
+    for name, wl, t, iv in ABLATION_ROWS:
+        cells = []
+        for r in systems:
+            pw = paired("weft-off-" + r, "weft", wl, t, "wall_s", iv)
+            pc = paired("weft-off-" + r, "weft", wl, t, "cpu_s", iv)
+            for p in (pw, pc):
+                if p is not None:
+                    worst[r] = max(worst[r], p)
+            def f(p):
+                return "—" if p is None else (f"**{p:.2f}**" if p > 1.03 else f"{p:.2f}")
+            cells.append(f"{f(pw)} / {f(pc)}")
+        print(f"| {name} | {t} | " + " | ".join(cells) + " |")
+    print("\n| rule | worst row without it | verdict |")
+    print("|---|---:|---|")
+    for r in systems:
+        print(f"| {r} | {worst[r]:.3f} | {'keeps its place' if worst[r] > 1.03 else 'costs no row 3%: a candidate to remove'} |")
+
+
+def cell_any(system):
+    return any(k[0] == system for k in cell)
+
+
 policy_table("", "Leave policies, outside phases")
 policy_table("-phase", "Leave policies, the whole run inside a parallel phase")
 compose_table()
 pools_table()
 wake_rule_table()
+ablation_table()

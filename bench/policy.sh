@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The leave-policy table (issue 4) and the wake rule's cost, in one run.
 #
-#   bench/policy.sh [--runs N] [--smoke] BUILD_DIR
+#   bench/policy.sh [--runs N] [--smoke] [--ablation] BUILD_DIR
+#
+# --ablation: the ablation alone (below).
 #
 # Policy table: weft with WEFT_LEAVE_AUTOMATIC (weft), WEFT_LEAVE_FAST
 # (weft-fast) and idle workers that never sleep (weft-spin, the library's
@@ -21,21 +23,28 @@
 # on pools of 8, 16 and 64 workers: idle CPU, sporadic CPU, fib(30) and loop
 # throughput.
 #
+# Ablation: the pool with each rule of the idle policy switched off alone
+# (src/idle/leave.h, WEFT__RULE; a library build each) against the whole
+# policy, interleaved: a rule whose removal costs no row more than 3% has
+# not earned its place.
+#
 # Writes bench/results/policy.jsonl and policy.md (also printed).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 runs=5
 smoke=
+only_ablation=
 build=
 while [ $# -gt 0 ]; do
     case $1 in
     --runs) runs=$2; shift ;;
     --smoke) smoke=--smoke; runs=1 ;;
+    --ablation) only_ablation=1 ;;
     *) build=$1 ;;
     esac
     shift
 done
-[ -n "$build" ] || { echo "usage: $0 [--runs N] [--smoke] BUILD_DIR" >&2; exit 2; }
+[ -n "$build" ] || { echo "usage: $0 [--runs N] [--smoke] [--ablation] BUILD_DIR" >&2; exit 2; }
 dir=$(realpath "$build")/bench
 bin=$dir/weft_bench
 [ -x "$bin" ] || { echo "no $bin: build with -DWEFT_BUILD_BENCH=ON first" >&2; exit 1; }
@@ -45,9 +54,14 @@ program() { # system
     case $1 in
     weft-spin*) echo "$dir/weft_spin_bench" ;;
     weft-rayonwake) echo "$dir/weft_rayonwake_bench" ;;
+    weft-off-*) echo "$dir/weft_off_${1#weft-off-}_bench" ;;
     *) echo "$bin" ;;
     esac
 }
+ablate=
+for rule in spent wanted due implicit gain search selfwake rally defer backoff; do
+    [ -x "$dir/weft_off_${rule}_bench" ] && ablate="$ablate weft-off-$rule"
+done
 out=$here/results
 mkdir -p "$out"
 raw=$out/policy.jsonl
@@ -60,6 +74,13 @@ run() { # system workload [threads]
 }
 start=$(date +%s)
 for r in $(seq 0 $((runs - 1))); do
+    # The ablation: the whole policy against each rule off alone, on the
+    # policy table's rows and two throughput rows.
+    for s in weft $ablate; do
+        for w in sweep burst burst5ms control; do run "$s" "$w"; done
+        for w in loop fib30; do run "$s" "$w" 8; done
+    done
+    [ -n "$only_ablation" ] && continue
     for s in weft weft-fast weft-spin weft-phase weft-fast-phase weft-spin-phase; do
         for w in sweep burst burst5ms control; do run "$s" "$w"; done
     done

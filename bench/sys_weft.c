@@ -523,13 +523,17 @@ __attribute__((unused)) static long uts_typed(bench_pool *pool, uint64_t root, i
 /* The library's benchmark builds (bench/CMakeLists.txt, src/idle/leave.h) are
  * programs of their own, for bench/policy.sh: BENCH_WEFT_SPIN, idle workers
  * never sleep (the third column of the leave-policy table); BENCH_WEFT_RAYONWAKE,
- * Rayon's wake rule instead of Go's (src/idle/sleep.c, new_jobs). */
+ * Rayon's wake rule instead of Go's (src/idle/sleep.c, new_jobs);
+ * BENCH_WEFT_OFF, the name of a build with one rule of the idle policy off
+ * (src/idle/leave.h, WEFT__RULE). */
 static const bench_system systems[] = {
 #if defined(BENCH_WEFT_SPIN)
     WEFT_SYSTEM("weft-spin", 0, 1),
     WEFT_SYSTEM("weft-spin-phase", PHASE, 1),
 #elif defined(BENCH_WEFT_RAYONWAKE)
     WEFT_SYSTEM("weft-rayonwake", 0, 1),
+#elif defined(BENCH_WEFT_OFF)
+    WEFT_SYSTEM(BENCH_WEFT_OFF, 0, 1),
 #else
     WEFT_SYSTEM("weft", 0, 0),
     WEFT_SYSTEM("weft-fast", LEAVE_FAST, 0),

@@ -2,10 +2,15 @@
 /* The leave policy: what an idle worker does when a search finds nothing.
  * Searching costs CPU while it lasts; sleeping costs a wake-up later (the
  * CPU of the wait and of the waker's call, and the latency of a job that has
- * to wake a sleeper). weft__leave_decide applies the first rule that fits:
+ * to wake a sleeper). weft__leave_decide applies the first of rules 1-7
+ * that fits, and rows A and B overrule a verdict to search:
  *
  *  | # | when                                    | then                            |
  *  |---|-----------------------------------------|---------------------------------|
+ *  | A | the search followed a back-out for a    | sleep (get sleepy again)        |
+ *  |   | posted job and found nothing            |                                 |
+ *  | B | a thread waits for this worker's slot   | sleep: the slot is worth more   |
+ *  |   | of the CPU budget (budget.h)            | than this search                |
  *  | 1 | a parallel phase is active              | search, up to 10 ms since the   |
  *  |   |                                         | last work (leave.h)             |
  *  | 2 | the last phase ended with a fast leave  | sleep, until new work comes     |
@@ -17,8 +22,18 @@
  *  | 7 | otherwise                               | search for up to the budget     |
  *
  * A sleeper whose pool's work is due before it would be woken wakes itself
- * just before (its own lateness before, twice: due_from), and wakes sleepers
- * until as many workers search as that work engages.
+ * just before (its own lateness before, twice: due_from; SELFWAKE), and
+ * wakes sleepers until as many workers search as that work engages
+ * (weft__leave_woke; RALLY). Between search rounds a worker spins, then
+ * yields (weft__leave_backoff; BACKOFF).
+ *
+ * Row A is the Rayon sleep module's: a worker that backed out of sleeping
+ * because a job was posted searches once more, and then gets sleepy again
+ * without asking rules 1-7, which said sleep a moment ago. Row B is the
+ * budget's: a worker whose slot another pool's thread waits for gives it up
+ * rather than search (budget.c). Each rule named in capitals can be
+ * switched off alone in a benchmark build (leave.h, WEFT__RULE), and
+ * `make bench-policy` measures the pool without it.
  *
  * Why this order. The program's own word (1, 2) and choice (3) come first.
  * Rules 6-7 are the ski rental: with B, the budget, the CPU a sleep/wake
@@ -214,11 +229,10 @@ static uint64_t wake_at(const weft__leave_pool *lp, const weft__leave *lv, uint6
     return due > now ? due : 0;
 }
 
-weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
-                                       const weft__leave_now *in, uint64_t *deadline,
-                                       bool *sampled) {
-    *deadline = 0;
-    *sampled = false;
+/* Rows 1-7 of the table. */
+static weft__leave_verdict numbered_rows(weft__leave_pool *lp, weft__leave *lv,
+                                         const weft__leave_now *in, uint64_t *deadline,
+                                         bool *sampled) {
     weft__leave_verdict v = weft__leave_phase_verdict(in->phase, in->search_ns, in->now);
     if (v != WEFT__LEAVE_UNDECIDED)
         return v;
@@ -226,13 +240,28 @@ weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
         return WEFT__LEAVE_SEARCH;
     if (lp->fast)
         return WEFT__LEAVE_SLEEP;
-    if (pool_due(lp, lv, in->now) || implicit_phase(lp, lv, in))
+    if ((WEFT__RULE(DUE) && pool_due(lp, lv, in->now)) ||
+        (WEFT__RULE(IMPLICIT) && implicit_phase(lp, lv, in)))
         return WEFT__LEAVE_SEARCH;
-    if (lv->gain_ns >= 0 && in->now - in->search_ns < budget(lp, lv))
+    if (WEFT__RULE(SEARCH) && (lv->gain_ns >= 0 || !WEFT__RULE(GAIN)) &&
+        in->now - in->search_ns < budget(lp, lv))
         return WEFT__LEAVE_SEARCH;
-    *deadline = wake_at(lp, lv, in->now);
+    *deadline = WEFT__RULE(SELFWAKE) ? wake_at(lp, lv, in->now) : 0;
     *sampled = lv->sleeps++ % SLEEP_SAMPLE == 0; /* the first, then one in SLEEP_SAMPLE */
     return WEFT__LEAVE_SLEEP;
+}
+
+weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__leave *lv,
+                                       const weft__leave_now *in, uint64_t *deadline,
+                                       bool *sampled) {
+    *deadline = 0;
+    *sampled = false;
+    weft__leave_verdict v = numbered_rows(lp, lv, in, deadline, sampled);
+    /* Rows A and B overrule a search, the phase's too. */
+    if (v == WEFT__LEAVE_SEARCH &&
+        ((WEFT__RULE(SPENT) && in->spent) || (WEFT__RULE(WANTED) && in->wanted)))
+        return WEFT__LEAVE_SLEEP;
+    return v;
 }
 
 void weft__leave_found(weft__leave_pool *lp, weft__leave *lv, uint64_t ns) {
@@ -261,14 +290,14 @@ unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__lea
      * nobody however punctual it was. */
     bool due = pool_due(lp, lv, w->now);
     weft__moving_average(&lv->late_ns, clamp_wake(w->now > w->deadline ? w->now - w->deadline : 0));
-    if (!due)
+    if (!due || !WEFT__RULE(RALLY))
         return 0;
     /* Rally: as many searchers as the busy periods engage. */
     return weft__rhythm_engaged(&lp->rhythm);
 }
 
 void weft__leave_backoff(unsigned *rounds) {
-    if (*rounds < SPIN_ROUNDS) {
+    if (WEFT__RULE(BACKOFF) && *rounds < SPIN_ROUNDS) {
         for (unsigned i = 0; i < 1u << *rounds; i++)
             weft__cpu_relax();
         (*rounds)++;

@@ -73,6 +73,31 @@ static inline void weft__phase_end_all(weft__phase *p) {
 #define WEFT__LEAVE_ALWAYS_SEARCH 0
 #endif
 
+/* The idle policy's rules that an ablation can switch off, one at a time
+ * (leave.c's table says what each does). Benchmark builds only:
+ * bench/CMakeLists.txt builds the library once per rule with
+ * WEFT__POLICY_OFF set to its name, and `make bench-policy` measures each
+ * against the whole policy in interleaved runs. */
+enum {
+    WEFT__OFF_NONE,
+    WEFT__OFF_SPENT,    /* A: a search after a posted job's back-out is the last */
+    WEFT__OFF_WANTED,   /* B: the CPU budget wants the slot: sleep */
+    WEFT__OFF_DUE,      /* 4: the pool's work is due: search */
+    WEFT__OFF_IMPLICIT, /* 5: an implicit phase: search */
+    WEFT__OFF_GAIN,     /* 6: searching lost more than it saved: sleep */
+    WEFT__OFF_SEARCH,   /* 7: search for up to the budget (off: sleep at once) */
+    WEFT__OFF_SELFWAKE, /* a sleeper wakes itself when the pool's work is due */
+    WEFT__OFF_RALLY,    /* ... and wakes others to meet it */
+    WEFT__OFF_DEFER,    /* a poster leaves wake-ups to a worker on its way (in_flight.h) */
+    WEFT__OFF_BACKOFF,  /* spin before yielding between search rounds */
+};
+#ifndef WEFT__POLICY_OFF
+#define WEFT__POLICY_OFF WEFT__OFF_NONE
+#endif
+/* Is rule r (SPENT, WANTED, ...) on? A constant: the compiler drops what a
+ * switched-off rule guards. */
+#define WEFT__RULE(r) (WEFT__POLICY_OFF != WEFT__OFF_##r)
+
 /* Test hook, relaxed: when nonzero, every sleep of a worker under the
  * automatic policy is timed to end this many ns later (races timed wake-ups
  * against wakers on purpose). */
@@ -124,6 +149,8 @@ typedef struct weft__leave_now {
     uint64_t now;
     uint64_t search_ns;       /* this search began: the last work, or the last wake-up */
     const weft__phase *phase; /* the pool's phases */
+    bool spent;               /* this search followed a back-out for a posted job (sleep.c) */
+    bool wanted;              /* a thread waits for this worker's CPU budget slot (budget.h) */
 } weft__leave_now;
 
 /* How a sleep ended (weft__leave_woke). */

@@ -221,7 +221,7 @@ static void new_jobs(weft__sleep *s, unsigned n, bool queue_was_empty) {
         want = idle == 0 || WEFT__SLEEP_RAYON_WAKE ? n : 0;
     else
         want = idle < n ? n - idle : 0;
-    if (want && !queue_was_empty && weft__in_flight_defer(&s->in_flight, want))
+    if (want && !queue_was_empty && WEFT__RULE(DEFER) && weft__in_flight_defer(&s->in_flight, want))
         return; /* a worker on its way takes the job, and wakes for the rest */
     wake_any(s, want < sleepers ? want : sleepers);
 }
@@ -418,11 +418,14 @@ void weft__sleep_stop_looking(weft__sleep *s, weft__idle *idle) {
 static void no_work_found(weft__sleep *s, weft__idle *idle, uint64_t now) {
     /* Before the policy reads the phase: a later begin is caught in fall_asleep. */
     uint32_t begins = weft__phase_begins(s->env->phase);
-    weft__leave_now in = {.now = now, .search_ns = idle->search_ns, .phase = s->env->phase};
+    weft__leave_now in = {.now = now,
+                          .search_ns = idle->search_ns,
+                          .phase = s->env->phase,
+                          .spent = idle->spent,
+                          .wanted = weft__budget_wanted()};
     weft__leave *lv = &s->slots[idle->index].leave;
-    weft__leave_verdict v = weft__leave_decide(&s->leave, lv, &in, &idle->wake_at, &idle->sampled);
-    /* spent: sleepy again at once (back_out); wanted: our slot is worth more */
-    if (v == WEFT__LEAVE_SEARCH && !idle->spent && !weft__budget_wanted()) {
+    if (weft__leave_decide(&s->leave, lv, &in, &idle->wake_at, &idle->sampled) ==
+        WEFT__LEAVE_SEARCH) {
         weft__leave_backoff(&idle->backoff);
         return;
     }
