@@ -10,7 +10,8 @@ import sys
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 cell = collections.defaultdict(list)
 for r in rows:
-    key = (r["system"], r["workload"], r["threads"], r.get("interval_us"))
+    # A sweep's rows differ by interval, the pools workload's by layout.
+    key = (r["system"], r["workload"], r["threads"], r.get("interval_us", r.get("layout")))
     cell[key].append(r)
 
 
@@ -21,9 +22,7 @@ def med(system, workload, threads, field, interval=None):
 
 def med_where(workload, threads, field, layout):
     """A pools workload row (wl_pools.c): the median of field over the runs of one layout."""
-    v = [r[field] for r in cell.get(("weft", workload, threads, None), [])
-         if r.get("layout") == layout and field in r]
-    return statistics.median(v) if v else None
+    return med("weft", workload, threads, field, layout)
 
 
 def paired(sys_a, sys_b, workload, threads, field, interval=None):
@@ -116,38 +115,52 @@ def pools_table():
 
 ABLATION = ["spent", "wanted", "due", "implicit", "gain", "search", "selfwake", "rally", "defer",
             "backoff"]
-ABLATION_ROWS = CASES + [("loop", "loop", 8, None), ("fib(30)", "fib30", 8, None)]
+# (row, workload, threads, interval or layout, the fields compared)
+ABLATION_ROWS = [(n, w, t, i, ("wall_s", "cpu_s")) for n, w, t, i in CASES] + [
+    ("roundtrip: p50, p99, CPU/wall", "roundtrip", 8, None, ("us_median", "us_p99", "cpu_per_wall")),
+    ("sporadic: p50, p99, CPU/wall", "sporadic", 8, None, ("p50_us", "p99_us", "cpu_per_wall")),
+    ("sporadic: p50, p99, CPU/wall", "sporadic", 16, None, ("p50_us", "p99_us", "cpu_per_wall")),
+    ("idle: CPU", "idle", 8, None, ("cpu_s",)),
+    ("four pools of 8: wall, CPU, switches", "pools", 8, "four", ("wall_s", "cpu_s", "nivcsw")),
+    ("loop", "loop", 8, None, ("wall_s",)), ("fib(30)", "fib30", 8, None, ("wall_s",))]
 
 
 def ablation_table():
     """Each rule off alone against the whole policy: per row, the median over
     runs of (rule off) ÷ (whole policy) in the same run, wall and CPU. A rule
     earns its place where some row costs more than 3% without it."""
-    systems = [r for r in ABLATION if cell_any("weft-off-" + r)]
+    systems = [r for r in ["none"] + ABLATION if cell_any("weft-off-" + r)]
     if not systems:
         return
     print("\n### Ablation: each rule of the idle policy switched off alone\n")
-    print("Each cell: wall ÷ and CPU ÷ the whole policy's, medians of per-run ratios; "
-          "**bold**: more than 3% worse without the rule.\n")
+    print("Each cell: the row's fields (wall and CPU unless named) ÷ the whole policy's, "
+          "medians of per-run ratios; **bold**: more than 3% worse without the rule and more "
+          "than 3% beyond the A/A control (`none`: the whole policy, built apart) on that field.\n")
     print("| workload | threads | " + " | ".join(systems) + " |")
     print("|---|---:|" + "---|" * len(systems))
     worst = {r: 0.0 for r in systems}
-    for name, wl, t, iv in ABLATION_ROWS:
+    earned = {r: 0 for r in systems}
+
+    def beyond(p, noise):
+        return p is not None and p > 1.03 and (noise is None or p > 1.03 * max(noise, 1.0))
+
+    for name, wl, t, iv, fields in ABLATION_ROWS:
+        noise = [paired("weft-off-none", "weft", wl, t, field, iv) for field in fields]
         cells = []
         for r in systems:
-            pw = paired("weft-off-" + r, "weft", wl, t, "wall_s", iv)
-            pc = paired("weft-off-" + r, "weft", wl, t, "cpu_s", iv)
-            for p in (pw, pc):
-                if p is not None:
-                    worst[r] = max(worst[r], p)
-            def f(p):
-                return "—" if p is None else (f"**{p:.2f}**" if p > 1.03 else f"{p:.2f}")
-            cells.append(f"{f(pw)} / {f(pc)}")
+            ps = [paired("weft-off-" + r, "weft", wl, t, field, iv) for field in fields]
+            worst[r] = max([worst[r]] + [p for p in ps if p is not None])
+            marks = [r != "none" and beyond(p, n) for p, n in zip(ps, noise)]
+            earned[r] += sum(marks)
+            cells.append(" / ".join("—" if p is None else (f"**{p:.2f}**" if m else f"{p:.2f}")
+                                    for p, m in zip(ps, marks)))
         print(f"| {name} | {t} | " + " | ".join(cells) + " |")
-    print("\n| rule | worst row without it | verdict |")
-    print("|---|---:|---|")
+    print("\n| rule | worst field without it | fields worse beyond noise | verdict |")
+    print("|---|---:|---:|---|")
     for r in systems:
-        print(f"| {r} | {worst[r]:.3f} | {'keeps its place' if worst[r] > 1.03 else 'costs no row 3%: a candidate to remove'} |")
+        verdict = ("the A/A control" if r == "none" else "keeps its place" if earned[r]
+                   else "costs no field 3% beyond noise: a candidate to remove")
+        print(f"| {r} | {worst[r]:.3f} | {earned[r]} | {verdict} |")
 
 
 def cell_any(system):

@@ -25,8 +25,9 @@
 #
 # Ablation: the pool with each rule of the idle policy switched off alone
 # (src/idle/leave.h, WEFT__RULE; a library build each) against the whole
-# policy, interleaved: a rule whose removal costs no row more than 3% has
-# not earned its place.
+# policy, interleaved, beside an A/A control (weft-off-none: the whole
+# policy built apart) that shows each row's noise: a rule whose removal
+# costs no row more than 3% beyond that noise has not earned its place.
 #
 # Writes bench/results/policy.jsonl and policy.md (also printed).
 set -euo pipefail
@@ -59,7 +60,7 @@ program() { # system
     esac
 }
 ablate=
-for rule in spent wanted due implicit gain search selfwake rally defer backoff; do
+for rule in none spent wanted due implicit gain search selfwake rally defer backoff; do
     [ -x "$dir/weft_off_${rule}_bench" ] && ablate="$ablate weft-off-$rule"
 done
 out=$here/results
@@ -75,10 +76,15 @@ run() { # system workload [threads]
 start=$(date +%s)
 for r in $(seq 0 $((runs - 1))); do
     # The ablation: the whole policy against each rule off alone, on the
-    # policy table's rows and two throughput rows.
-    for s in weft $ablate; do
+    # policy table's rows, latency, idle CPU, several pools and two
+    # throughput rows; each run starts at another
+    # system, so that none always runs first (a cold machine) or last.
+    systems=(weft $ablate)
+    for k in "${!systems[@]}"; do
+        s=${systems[$(((k + r) % ${#systems[@]}))]}
         for w in sweep burst burst5ms control; do run "$s" "$w"; done
-        for w in loop fib30; do run "$s" "$w" 8; done
+        for w in loop fib30 roundtrip sporadic idle pools; do run "$s" "$w" 8; done
+        run "$s" sporadic 16
     done
     [ -n "$only_ablation" ] && continue
     for s in weft weft-fast weft-spin weft-phase weft-fast-phase weft-spin-phase; do
