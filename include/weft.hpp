@@ -1519,17 +1519,26 @@ namespace detail {
  * of one index per other thread of the pool, forked beside the caller's
  * loop) take blocks from the back and only reduce them, each to the
  * combination of its elements. Front and back claim blocks from one atomic
- * word, so every block goes to exactly one side, and the two meet wherever
- * their speeds make them meet: a reduction is cheaper than a scan (it writes
- * nothing), and neither side waits for the other, so the split needs no
- * estimate of either. Then the running value at the meeting point and the
- * back blocks' sums give, serially, each back block's starting value, and
- * the back blocks are scanned in parallel (a parallel_for over them).
+ * word, so every block goes to exactly one side. Then the running value at
+ * the meeting point and the back blocks' sums give, serially, each back
+ * block's starting value, and the back blocks are scanned in parallel (a
+ * parallel_for over them).
  *
- * With no helper (all workers busy, a pool of one thread) the caller claims
- * every block and the scan is std::inclusive_scan's single pass plus a
- * relaxed compare-and-swap per block; with h helpers a fraction near
- * h / (h + 2) of the input is read twice, once to reduce and once to scan.
+ * Where the two sides meet: never before the caller's share, the first
+ * 1 / (h + 1) of the blocks with h helpers; beyond it, wherever their speeds
+ * make them meet. The share is the split that makes both phases even when a
+ * reduction costs what a scan costs (op dominates): the caller scans s of n
+ * elements while h helpers reduce n - s, s = (n - s) / h; the back is then
+ * scanned by h + 1 threads, in (2h + 1) / (h + 1)^2 of the serial time.
+ * Without the bound, helpers would take most of a scan that memory
+ * bandwidth limits, where a reduction costs about a third of a scan (it
+ * reads each element; a scan also writes it, and a write costs a read of
+ * the line and a write-back), and most of the input would be read twice;
+ * with it, at most h / (h + 1) is. A helper that reaches the caller's share
+ * stops: no side ever waits for the other. With no helper at all (every
+ * worker busy, a pool of one thread) the caller claims every block and the
+ * scan is std::inclusive_scan's single pass plus a relaxed compare-and-swap
+ * per block.
  * op is applied in element order everywhere (a block's sum combines its own
  * elements left to right; starting values combine sums left to right), so
  * op must be associative, not commutative; where the two sides meet varies
@@ -1557,6 +1566,7 @@ template <class It, class Out, class T, class Op, bool Inclusive> class scan {
 
     void run(weft_pool *p, T init) {
         unsigned helpers = helper_count(p);
+        front_share_ = blocks_ / (helpers + 1);
         std::size_t met = 0;
         if (helpers == 0) {
             met = front(init);
@@ -1594,14 +1604,15 @@ template <class It, class Out, class T, class Op, bool Inclusive> class scan {
     }
     /* Claims: the low half of the word is the next block from the front,
      * the high half one past the next block from the back; lo == hi when
-     * every block is claimed. Relaxed: the word only decides who owns a
-     * block (one modification order, so no block has two owners); what the
-     * owners write reaches the caller through the join's return. */
+     * every block is claimed. Helpers claim none below front_share_.
+     * Relaxed: the word only decides who owns a block (one modification
+     * order, so no block has two owners); what the owners write reaches the
+     * caller through the join's return. */
     bool claim(bool from_front, std::size_t &k) noexcept {
         std::uint64_t c = claims_.load(std::memory_order_relaxed);
         for (;;) {
             std::uint64_t lo = c & 0xffffffffu, hi = c >> 32;
-            if (lo == hi)
+            if (lo == hi || (!from_front && hi - 1 < front_share_))
                 return false;
             std::uint64_t next = from_front ? pack(lo + 1, hi) : pack(lo, hi - 1);
             if (claims_.compare_exchange_weak(c, next, std::memory_order_relaxed)) {
@@ -1686,6 +1697,7 @@ template <class It, class Out, class T, class Op, bool Inclusive> class scan {
     std::size_t n_;
     const Op *op_;
     std::size_t block_ = 0, blocks_ = 0;
+    std::size_t front_share_ = 0; /* blocks below this are the caller's alone */
     std::atomic<std::uint64_t> claims_{0};
     std::vector<std::optional<T>> sums_; /* a back block's sum, then its start */
 };
@@ -1733,9 +1745,9 @@ Out scan_any(pool_ref p, It first, It last, Out d_first, const Op &op, T init) {
  * Random-access input and output iterators. Below some 30 000 elements, or
  * with no thread free to help, it is one serial pass; otherwise helpers
  * reduce blocks from the back while the caller scans from the front, and the
- * back part is scanned in parallel once they meet (a fraction of the input
- * is read twice; the grouping of op varies between runs, so a
- * floating-point scan's last bits may). Allocates one value per 4096
+ * back part is scanned in parallel once they meet (with h helpers at most
+ * h / (h + 1) of the input is read twice; the grouping of op varies between
+ * runs, so a floating-point scan's last bits may). Allocates one value per 4096
  * elements. Threads and waiting as weft::run. If op throws, the work stops
  * early and the first exception is rethrown; the output is then partly
  * written. */
