@@ -199,7 +199,7 @@ TEST(sort_nests_inside_jobs) {
 TEST(sort_rethrows_what_the_comparator_throws) {
     weft::pool p = make_pool(3);
     std::size_t n = scaled(200000);
-    for (long after : {10L, 5000L, 100000L, 1000000L}) {
+    for (long after : {10L, 5000L, 100000L}) { /* each below n log2(n) / 2 compares */
         std::vector<std::unique_ptr<std::uint64_t>> v;
         for (std::size_t i = 0; i < n; i++)
             v.push_back(std::make_unique<std::uint64_t>(mix(i)));
