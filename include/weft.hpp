@@ -1386,7 +1386,7 @@ namespace detail {
  *    pivot: equal keys are swapped across and split evenly between the two
  *    sides, so an all-equal range halves at every level (n log n) where a
  *    partition that sends equal keys one way would peel one element a level
- *    (n^2).
+ *    (n^2). The pivot stays at the front of the left side.
  *  - The pivot is Tukey's ninther (the median of three medians of three,
  *    spread over the piece): sorted, reverse-sorted and organ-pipe ranges
  *    split near their middle.
@@ -1415,11 +1415,17 @@ template <class It, class Comp> It median_of_3(It a, It b, It c, const Comp &com
     return comp(*b, *c) ? c : b;
 }
 
-/* Partition [first, last) around its ninther; returns where the pivot ends:
- * nothing in [first, p) orders after it, nothing in (p, last) before it.
- * The scans are bounded by each other (i <= j), not by sentinels, so a
- * comparator that is no strict weak order gives a wrong order but never
- * an access outside the range. */
+/* Partition [first, last) around its ninther, left at *first; returns the
+ * cut c: nothing in [first, c) orders after the pivot, nothing in [c, last)
+ * before it, and both are shorter than the piece. The scans test no bounds,
+ * as std::sort's do (a bound would be a test in the sort's hottest loop):
+ *  - the first scan up stops at the latest at the largest of the three
+ *    medians, which orders no earlier than the pivot and is not *first; a
+ *    later one at the element the previous swap put behind it;
+ *  - the first scan down stops at the latest at the pivot itself; a later
+ *    one at the element the previous swap put below it.
+ * With a comparison that is no strict weak order a scan may run off the
+ * range: undefined, as with std::sort. */
 template <class It, class Comp> It sort_partition(It first, It last, const Comp &comp) {
     auto n = last - first;
     assert(n >= 16);
@@ -1429,23 +1435,19 @@ template <class It, class Comp> It sort_partition(It first, It last, const Comp 
                        median_of_3(mid - s, mid, mid + s, comp),
                        median_of_3(back - 2 * s, back - s, back, comp), comp);
     std::iter_swap(first, m);
-    It i = first + 1, j = back;
+    It i = first + 1, j = last;
     for (;;) {
-        /* [first + 1, i) orders no later than the pivot, (j, last) no earlier. */
-        while (i <= j && comp(*i, *first))
+        /* [first + 1, i) orders no later than the pivot, [j, last) no earlier. */
+        while (comp(*i, *first))
             ++i;
-        while (i <= j && comp(*first, *j))
+        --j;
+        while (comp(*first, *j))
             --j;
-        if (i >= j)
-            break;
+        if (!(i < j))
+            return i; /* i is j or j + 1: [i, last) holds nothing before the pivot */
         std::iter_swap(i, j);
         ++i;
-        --j;
     }
-    /* j < i, or both stopped at one element equivalent to the pivot: *j
-     * orders no later than the pivot, so it may go to the front. */
-    std::iter_swap(first, j);
-    return j;
 }
 
 template <class It, class Comp> void sort_piece(It first, It last, const Comp &comp, int budget) {
@@ -1453,9 +1455,9 @@ template <class It, class Comp> void sort_piece(It first, It last, const Comp &c
         std::sort(first, last, comp);
         return;
     }
-    It p = sort_partition(first, last, comp);
-    weft::join([&] { sort_piece(first, p, comp, budget - 1); },
-               [&] { sort_piece(p + 1, last, comp, budget - 1); });
+    It cut = sort_partition(first, last, comp);
+    weft::join([&] { sort_piece(first, cut, comp, budget - 1); },
+               [&] { sort_piece(cut, last, comp, budget - 1); });
 }
 
 } // namespace detail
