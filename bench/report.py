@@ -425,9 +425,9 @@ def main():
         lines += ["**Smoke run**: tiny sizes, one run; these numbers only show that everything ran.", ""]
     lines += [
         f"Median of {runs} run(s) per figure (min and max: `bench/results/summary.csv`). "
-        "Ratios are to the best peer (gomp, libomp, tbb, rayon, and lace where it ran) on that row; "
-        "below 1 means weft is better (Δ: where a figure is negative, the difference "
-        "weft − best peer instead).",
+        "Ratios are to the best peer (gomp, libomp, tbb, rayon, gnu-parallel, and lace where it "
+        "ran) on that row, of weft (weft-cpp for sort and scan); below 1 means weft is better "
+        "(Δ: where a figure is negative, the difference weft − best peer instead).",
         "",
         "Ts is the serial reference's time; for fib, Ts(noinline) is serial-noinline's: "
         "the same recursion with a call per node, as the parallel programs have "
