@@ -299,6 +299,11 @@ static inline uint64_t bench_uts_child(uint64_t state, int i) {
 void bench_msort_leaf(int *a, int *tmp, size_t n);
 void bench_merge(int *a, size_t mid, size_t n, int *tmp);
 
+/* The algorithms' serial references, std::sort and std::inclusive_scan
+ * (std_algorithms.cpp, in the serial program where a C++ compiler is). */
+void bench_std_sort(uint64_t *a, size_t n);
+void bench_std_scan(const uint64_t *in, uint64_t *out, size_t n);
+
 /* ---- the system interface ---------------------------------------------- */
 
 typedef struct bench_pool bench_pool; /* whatever the system's pool is */
@@ -355,6 +360,10 @@ typedef struct bench_system {
     long (*pi)(bench_pool *pool, long samples);
     long (*knapsack)(bench_pool *pool, const bench_knap *k);
     long (*uts)(bench_pool *pool, uint64_t root, int depth);
+    /* The algorithms (wl_sort.c): sort a[0, n) into ascending order; set
+     * out[i] = in[0] + ... + in[i], modulo 2^64 (an inclusive scan). */
+    void (*sort)(bench_pool *pool, uint64_t *a, size_t n);
+    void (*scan)(bench_pool *pool, const uint64_t *in, uint64_t *out, size_t n);
 } bench_system;
 
 enum { BENCH_GRAPH_WIDE, BENCH_GRAPH_DEEP };

@@ -17,11 +17,12 @@
 
 /* Full sizes are the benchmark; smoke sizes only keep every program and code
  * path exercised. */
-static const sizes full_sizes = {30,   35,    10000000, 100,      12,   10000000, 2048,
-                                 2000, 0.25,  10000,    0.2,      1000, 300,      1.0,
-                                 20,   65536, 20,       1L << 23, 24,   10};
-static const sizes smoke_sizes = {20,  22, 200000, 2,   8, 200000, 2048, 100,      0.03, 1000,
-                                  0.0, 50, 20,     0.1, 2, 4096,   2,    1L << 12, 12,   5};
+static const sizes full_sizes = {30,   35,       10000000, 100,  12,       10000000, 2048, 2000,
+                                 0.25, 10000,    0.2,      1000, 300,      1.0,      20,   65536,
+                                 20,   1L << 23, 24,       10,   10000000, 20000000, 10};
+static const sizes smoke_sizes = {20,   22,       200000, 2,  8,      200000, 2048, 100,
+                                  0.03, 1000,     0.0,    50, 20,     0.1,    2,    4096,
+                                  2,    1L << 12, 12,     5,  100000, 100000, 2};
 
 void bench_die(const char *what, const char *detail) {
     fprintf(stderr, "FAIL %s: %s\n", what, detail);
@@ -58,6 +59,8 @@ static const workload workloads[] = {
     {"pi", wl_pi, {1, 2, 0}, 0},
     {"knapsack", wl_knapsack, {1, 2, 0}, 0},
     {"uts", wl_uts, {1, 2, 0}, 0},
+    {"sort", wl_sort, {1, 2, 0}, 0},
+    {"scan", wl_scan, {1, 2, 0}, 0},
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 

@@ -34,6 +34,9 @@ typedef struct sizes {
     long pi_samples;          /* pi: samples, one leaf each */
     int knap_items;           /* knapsack: items */
     int uts_depth;            /* uts: levels of the tree */
+    size_t sort_n;            /* sort: keys */
+    size_t scan_n;            /* scan: elements */
+    int scan_reps;            /* scan: timed calls per run */
 } sizes;
 
 #define US 1000u
@@ -88,6 +91,8 @@ void wl_pools(const run_ctx *c);         /* wl_pools.c */
 void wl_pi(const run_ctx *c);            /* wl_lace.c */
 void wl_knapsack(const run_ctx *c);      /* wl_lace.c */
 void wl_uts(const run_ctx *c);           /* wl_lace.c */
+void wl_sort(const run_ctx *c);          /* wl_sort.c */
+void wl_scan(const run_ctx *c);          /* wl_sort.c */
 
 /* fib(n), computed without recursion: the reference (wl_fork.c). */
 long fib_value(int n);

@@ -7,7 +7,7 @@
 # BUILD_DIR is the CMake build of the project with -DWEFT_BUILD_BENCH=ON
 # (configured here if it is not yet); its bench/ holds the programs CMake
 # builds (serial_bench: serial and serial-noinline, weft_bench, gomp_bench,
-# tbb_bench). This script adds libomp_bench (clang -fopenmp=libomp) and
+# tbb_bench, gnu_parallel_bench). This script adds libomp_bench (clang -fopenmp=libomp) and
 # rayon_bench (cargo, offline, against Debian's crate sources), then runs
 # every system x workload x run, interleaved (run-major, the system order
 # rotating from run to run), and writes
@@ -207,6 +207,7 @@ add_program weft_cpp_bench ""
 add_program gomp_bench "skip gomp: apt-get install gcc (configure with CC=gcc)"
 add_program libomp_bench ""
 add_program tbb_bench "skip tbb: apt-get install libtbb-dev"
+add_program gnu_parallel_bench "skip gnu-parallel: needs g++ with OpenMP (configure with CXX=g++)"
 add_program rayon_bench ""
 [ -n "$lace_dir" ] && add_program lace_bench ""
 mapfile -t workloads < <("$bin/serial_bench" --list)

@@ -122,6 +122,23 @@ static void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, voi
             fn(i, arg);
 }
 
+/* The algorithms: std::sort and std::inclusive_scan, where the program is
+ * built with a C++ compiler (bench/CMakeLists.txt). */
+#ifdef BENCH_STD_ALGORITHMS
+static void sort(bench_pool *pool, uint64_t *a, size_t n) {
+    (void)pool;
+    bench_std_sort(a, n);
+}
+
+static void scan(bench_pool *pool, const uint64_t *in, uint64_t *out, size_t n) {
+    (void)pool;
+    bench_std_scan(in, out, n);
+}
+#define STD_ALGORITHMS .sort = sort, .scan = scan
+#else
+#define STD_ALGORITHMS .sort = NULL, .scan = NULL
+#endif
+
 static const bench_system serial = {.name = "serial",
                                     BENCH_SYSTEM_COMMON,
                                     .jobs = pieces,
@@ -129,7 +146,8 @@ static const bench_system serial = {.name = "serial",
                                     .range = range,
                                     .pi = pi,
                                     .knapsack = knapsack,
-                                    .uts = uts};
+                                    .uts = uts,
+                                    STD_ALGORITHMS};
 
 /* serial-noinline: fib's second reference, of the parallel programs' shape:
  * one call per node, each node calling itself twice. fib_rec above is the

@@ -513,11 +513,23 @@ __attribute__((unused)) static long uts_typed(bench_pool *pool, uint64_t root, i
     return s.r;
 }
 
+/* The algorithms: weft_sort (C's; no scan in C). */
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sort(bench_pool *pool, uint64_t *a, size_t n) {
+    int err = weft_sort((weft_pool *)pool, a, n, sizeof *a, cmp_u64);
+    if (err)
+        bench_die("weft_sort", strerror(err));
+}
+
 #define WEFT_SYSTEM(NAME, VARIANT, HIDDEN)                                                         \
     {                                                                                              \
         .name = NAME, .variant = VARIANT, .hidden = HIDDEN, BENCH_SYSTEM_COMMON, .jobs = jobs,     \
         .submit = submit, .roundtrip = roundtrip, .submit_high = submit_high, .graph = graph,      \
-        .range = range, .pi = pi, .knapsack = knapsack, .uts = uts,                                \
+        .range = range, .pi = pi, .knapsack = knapsack, .uts = uts, .sort = sort,                  \
     }
 
 /* The library's benchmark builds (bench/CMakeLists.txt, src/idle/leave.h) are

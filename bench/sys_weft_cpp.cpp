@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* sys_weft_cpp.cpp: weft through its C++ front end (include/weft.hpp), for
- * the fork-join workloads only: every fork a weft::join of two lambdas that
- * return their results, as a C++ user writes it. The pool is weft's default
+ * the fork-join workloads (every fork a weft::join of two lambdas that
+ * return their results, as a C++ user writes it) and the algorithms
+ * (weft::sort, weft::inclusive_scan). The pool is weft's default
  * configuration ("weft" in sys_weft.c): at `threads` threads, threads - 1
  * workers and the calling thread in a caller slot; one worker, and a caller
  * that only waits, at one thread. */
@@ -80,6 +81,15 @@ void msort(bench_pool *pool, int *a, int *tmp, size_t n, size_t cutoff) {
     weft::run(reinterpret_cast<weft_pool *>(pool), [&] { ms_rec(a, tmp, n, cutoff); });
 }
 
+/* The algorithms, as a C++ user calls them. */
+void sort(bench_pool *pool, uint64_t *a, size_t n) {
+    weft::sort(reinterpret_cast<weft_pool *>(pool), a, a + n);
+}
+
+void scan(bench_pool *pool, const uint64_t *in, uint64_t *out, size_t n) {
+    weft::inclusive_scan(reinterpret_cast<weft_pool *>(pool), in, in + n, out);
+}
+
 bench_system make_system() {
     bench_system s{}; /* every workload this system lacks: skipped */
     s.name = "weft-cpp";
@@ -88,6 +98,8 @@ bench_system make_system() {
     s.fib = fib;
     s.nqueens = nqueens;
     s.msort = msort;
+    s.sort = sort;
+    s.scan = scan;
     return s;
 }
 

@@ -809,6 +809,41 @@ typedef struct weft_reducer {
 WEFT_API int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
                          const weft_reducer *reducer, void *result);
 
+/* ---- Sorting ---------------------------------------------------------------- */
+
+/* Sort the array base[0, n) of elements of `size` bytes into the order cmp
+ * gives, as qsort does, in parallel inside pool (NULL: the current pool):
+ * cmp(a, b) returns a negative number, 0 or a positive number as the element
+ * at a orders before, with, or after the one at b, a total order as qsort
+ * requires. A parallel introsort: pieces above a few thousand elements are
+ * partitioned around a pivot and their two sides forked (weft_join); n log n
+ * compares at worst, also for sorted, reverse-sorted and all-equal arrays.
+ * Not stable (equal elements may change order, as with qsort). In place:
+ * allocates nothing, any size. cmp is called concurrently from several
+ * threads, on elements of the array; it must not modify them. Where it
+ * runs and how the caller waits: as weft_run (on a worker of pool, the
+ * caller participates); an array of a few thousand elements or fewer is
+ * sorted on the calling thread. Any thread. Memory: as weft_run: the sorted
+ * array is visible to the caller once the call returns.
+ * The sort belongs to the caller's cancellation group (weft_join's halves
+ * do): if that group, or one around it, is cancelled (weft_cancel from cmp,
+ * weft_scope_cancel, a cancel source), the pieces not started are skipped.
+ * Returns 0, or:
+ *  EINVAL     base is NULL with n > 0, size is 0, cmp is NULL, or n * size
+ *             overflows: nothing is touched;
+ *  ECANCELED  the caller's group was cancelled before the call returned: the
+ *             array holds its elements in some order, not necessarily
+ *             sorted. */
+WEFT_API int weft_sort(weft_pool *pool, void *base, size_t n, size_t size,
+                       int (*cmp)(const void *a, const void *b));
+
+/* weft_sort with a comparison function that takes a context: cmp(a, b, arg)
+ * (the argument order of glibc's qsort_r and C11's qsort_s), for an order
+ * that depends on other data (indices sorted by the keys they point at)
+ * without a global. Everything else as weft_sort. */
+WEFT_API int weft_sort_r(weft_pool *pool, void *base, size_t n, size_t size,
+                         int (*cmp)(const void *a, const void *b, void *arg), void *arg);
+
 /* ---- Events: a dependency counter with a participating wait --------------- */
 
 typedef struct weft_event weft_event;

@@ -43,8 +43,10 @@
  * pool lives until the process exits.
  *
  * Also here: priorities (run and spawn with a weft_priority), contexts (an
- * RAII weft::context), events (weft::event), task graphs (weft::graph) and
- * phases (weft::phase).
+ * RAII weft::context), events (weft::event), task graphs (weft::graph),
+ * phases (weft::phase), and the algorithms oneTBB users reach for after
+ * loops: a parallel sort (weft::sort) and prefix scans
+ * (weft::inclusive_scan, weft::exclusive_scan).
  */
 #ifndef WEFT_HPP
 #define WEFT_HPP
@@ -53,6 +55,7 @@
 #error "weft.hpp needs C++17 or later"
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <cerrno>
@@ -66,6 +69,7 @@
 #include <iterator>
 #include <memory>
 #include <new>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -1364,6 +1368,456 @@ template <class F> void broadcast(pool_ref p, const F &f) {
     detail::broadcast_call<F> b{&f, {}};
     weft_broadcast(p.get(), &detail::broadcast_call<F>::trampoline, &b);
     b.errors.rethrow();
+}
+
+namespace detail {
+
+/* ---- sort -------------------------------------------------------------------
+ * A parallel introsort, in place. A piece longer than sort_cutoff is
+ * partitioned around a pivot on one thread and its two sides are sorted by a
+ * weft::join, so every partition offers a side to idle workers; a shorter
+ * piece is sorted by std::sort. The decisions, and what each one buys:
+ *  - In place, no buffer: nothing is allocated, so nothing can fail for lack
+ *    of memory, and an element needs only what std::sort needs of it (a
+ *    move-only type sorts). Every step is a swap, so after an exception the
+ *    range still holds its elements, except what std::sort was moving in the
+ *    piece that threw.
+ *  - Hoare's partition with both scans stopping at keys equivalent to the
+ *    pivot: equal keys are swapped across and split evenly between the two
+ *    sides, so an all-equal range halves at every level (n log n) where a
+ *    partition that sends equal keys one way would peel one element a level
+ *    (n^2). The pivot stays at the front of the left side.
+ *  - The pivot is Tukey's ninther (the median of three medians of three,
+ *    spread over the piece): sorted, reverse-sorted and organ-pipe ranges
+ *    split near their middle.
+ *  - A budget of 2 log2(n) levels of partitions, as introsort has: a piece
+ *    that exhausts it (an input built against the pivot rule) goes to
+ *    std::sort, whose worst case is n log n, so the whole sort's is too.
+ *  - What it costs: the first partition reads the whole range on one thread,
+ *    the next two halves on two, and so on, so the critical path holds about
+ *    2n compares against n log2(n) of work; the speed-up flattens out near
+ *    log2(n)/2 threads. A sample sort or a multiway merge sort splits the
+ *    first pass too, at the price of a buffer of n elements. */
+
+/* A piece this long or shorter is sorted by std::sort on one thread: some
+ * 20 000 compares, tens of microseconds, against which a fork that is stolen
+ * (a wake-up, a few cache misses: microseconds) is a few percent. */
+inline constexpr std::ptrdiff_t sort_cutoff = 2048;
+
+template <class It, class Comp> It median_of_3(It a, It b, It c, const Comp &comp) {
+    if (comp(*a, *b)) {
+        if (comp(*b, *c))
+            return b;
+        return comp(*a, *c) ? c : a;
+    }
+    if (comp(*a, *c))
+        return a;
+    return comp(*b, *c) ? c : b;
+}
+
+/* Partition [first, last) around its ninther, left at *first; returns the
+ * cut c: nothing in [first, c) orders after the pivot, nothing in [c, last)
+ * before it, and both are shorter than the piece. The scans test no bounds,
+ * as std::sort's do (a bound would be a test in the sort's hottest loop):
+ *  - the first scan up stops at the latest at the largest of the three
+ *    medians, which orders no earlier than the pivot and is not *first; a
+ *    later one at the element the previous swap put behind it;
+ *  - the first scan down stops at the latest at the pivot itself; a later
+ *    one at the element the previous swap put below it.
+ * With a comparison that is no strict weak order a scan may run off the
+ * range: undefined, as with std::sort. */
+template <class It, class Comp> It sort_partition(It first, It last, const Comp &comp) {
+    auto n = last - first;
+    assert(n >= 16);
+    auto s = n / 8;
+    It mid = first + n / 2, back = last - 1;
+    It m = median_of_3(median_of_3(first, first + s, first + 2 * s, comp),
+                       median_of_3(mid - s, mid, mid + s, comp),
+                       median_of_3(back - 2 * s, back - s, back, comp), comp);
+    std::iter_swap(first, m);
+    It i = first + 1, j = last;
+    for (;;) {
+        /* [first + 1, i) orders no later than the pivot, [j, last) no earlier. */
+        while (comp(*i, *first))
+            ++i;
+        --j;
+        while (comp(*first, *j))
+            --j;
+        if (!(i < j))
+            return i; /* i is j or j + 1: [i, last) holds nothing before the pivot */
+        std::iter_swap(i, j);
+        ++i;
+    }
+}
+
+template <class It, class Comp> void sort_piece(It first, It last, const Comp &comp, int budget) {
+    if (last - first <= sort_cutoff || budget == 0) {
+        std::sort(first, last, comp);
+        return;
+    }
+    It cut = sort_partition(first, last, comp);
+    weft::join([&] { sort_piece(first, cut, comp, budget - 1); },
+               [&] { sort_piece(cut, last, comp, budget - 1); });
+}
+
+} // namespace detail
+
+/* Sort [first, last) into the order comp gives (a strict weak order, as for
+ * std::sort; std::less<> without comp), in parallel inside pool p: a
+ * parallel introsort (quicksort whose sides are forked, std::sort below a
+ * few thousand elements, and std::sort for a piece whose partitions go badly,
+ * so n log n compares at worst, also for sorted, reverse-sorted and
+ * all-equal ranges). Random-access iterators only (one line says so
+ * otherwise). Not stable: equivalent elements may change order, as with
+ * std::sort. In place: allocates nothing; the element type needs what
+ * std::sort needs (move-only types sort). comp is called concurrently from
+ * several threads, through a const reference (a mutable lambda does not
+ * compile). Threads and waiting as weft::run: from a worker of p the caller
+ * takes part. If comp (or a move) throws, the pieces already forked finish,
+ * the first exception is rethrown, and the range holds its elements in some
+ * order (the piece that threw may have lost the element std::sort was
+ * moving, as with std::sort). */
+template <class It, class Comp, std::enable_if_t<detail::is_iterator_v<It>, int> = 0>
+void sort(pool_ref p, It first, It last, const Comp &comp) {
+    static_assert(detail::is_random_access_v<It>,
+                  "weft::sort: needs random-access iterators (a std::vector's, a std::deque's, "
+                  "an array's); sort a std::list with its own sort()");
+    if constexpr (detail::is_random_access_v<It>) {
+        using R = typename std::iterator_traits<It>::reference;
+        static_assert(std::is_invocable_r_v<bool, const Comp &, R, R>,
+                      "weft::sort: comp must be callable as comp(a, b) -> bool, and const (not a "
+                      "mutable lambda): pieces compare concurrently");
+        auto n = last - first;
+        if (n <= detail::sort_cutoff) {
+            std::sort(first, last, comp);
+            return;
+        }
+        int budget = 0;
+        for (auto k = n; k > 1; k >>= 1)
+            budget += 2;
+        weft::run(p, [&] { detail::sort_piece(first, last, comp, budget); });
+    }
+}
+template <class It, std::enable_if_t<detail::is_iterator_v<It>, int> = 0>
+void sort(pool_ref p, It first, It last) {
+    weft::sort(p, first, last, std::less<>());
+}
+template <class It, class Comp, std::enable_if_t<detail::is_iterator_v<It>, int> = 0>
+void sort(It first, It last, const Comp &comp) {
+    weft::sort(pool_ref(), first, last, comp);
+}
+template <class It, std::enable_if_t<detail::is_iterator_v<It>, int> = 0>
+void sort(It first, It last) {
+    weft::sort(pool_ref(), first, last, std::less<>());
+}
+
+namespace detail {
+
+/* ---- scans -------------------------------------------------------------------
+ * A scan that costs one pass when nobody helps, and splits itself where
+ * helpers arrive. The input is cut into blocks. The calling thread scans
+ * blocks from the front, in order, carrying the running value from one to
+ * the next: its output is final at once. Meanwhile helpers (a parallel_for
+ * of one index per other thread of the pool, forked beside the caller's
+ * loop) take blocks from the back and only reduce them, each to the
+ * combination of its elements. Front and back claim blocks from one atomic
+ * word, so every block goes to exactly one side. Then the running value at
+ * the meeting point and the back blocks' sums give, serially, each back
+ * block's starting value, and the back blocks are scanned in parallel (a
+ * parallel_for over them).
+ *
+ * Where the two sides meet: never before the caller's share, the first
+ * 1 / (h + 1) of the blocks with h helpers; beyond it, wherever their speeds
+ * make them meet. The share is the split that makes both phases even when a
+ * reduction costs what a scan costs (op dominates): the caller scans s of n
+ * elements while h helpers reduce n - s, s = (n - s) / h; the back is then
+ * scanned by h + 1 threads, in (2h + 1) / (h + 1)^2 of the serial time.
+ * Without the bound, helpers would take most of a scan that memory
+ * bandwidth limits, where a reduction costs about a third of a scan (it
+ * reads each element; a scan also writes it, and a write costs a read of
+ * the line and a write-back), and most of the input would be read twice;
+ * with it, at most h / (h + 1) is. A helper that reaches the caller's share
+ * stops: no side ever waits for the other. With no helper at all (every
+ * worker busy, a pool of one thread) the caller claims every block and the
+ * scan is std::inclusive_scan's single pass plus a relaxed compare-and-swap
+ * per block.
+ * op is applied in element order everywhere (a block's sum combines its own
+ * elements left to right; starting values combine sums left to right), so
+ * op must be associative, not commutative; where the two sides meet varies
+ * from run to run, so does the grouping, and a floating-point scan's last
+ * bits may too. */
+
+/* Below this many elements the scan is serial: the whole of it takes about
+ * as long as waking a worker to help. */
+inline constexpr std::size_t scan_cutoff = std::size_t(1) << 15;
+/* A block: long enough that its claim (one compare-and-swap on a line the
+ * other side also writes) is noise, short enough that the side that claims
+ * the last one keeps the other waiting for little. */
+inline constexpr std::size_t scan_block_size = 4096;
+
+template <class It, class Out, class T, class Op, bool Inclusive> class scan {
+  public:
+    scan(It first, Out d_first, std::size_t n, const Op &op)
+        : first_(first), d_first_(d_first), n_(n), op_(&op) {
+        /* At most 2^31 blocks, so that both ends fit one 64-bit word. */
+        block_ = std::max(scan_block_size, n / (std::size_t(1) << 31) + 1);
+        blocks_ = n / block_; /* the last block takes the remainder */
+        sums_.resize(blocks_);
+        claims_.store(std::uint64_t(blocks_) << 32, std::memory_order_relaxed);
+    }
+
+    void run(weft_pool *p, T init) {
+        unsigned helpers = helper_count(p);
+        front_share_ = blocks_ / (helpers + 1);
+        std::size_t met = 0;
+        if (helpers == 0) {
+            met = front(init);
+        } else {
+            weft::join(
+                [&] { met = front(init); },
+                [&] { weft::parallel_for(p, 0u, helpers, 1u, [this](unsigned) { back(); }); });
+        }
+        /* Every block below met is scanned; every block from met on holds
+         * its sum (the join made the helpers' writes visible). Turn the sums
+         * into starting values, left to right. */
+        T carry = std::move(init);
+        for (std::size_t k = met; k < blocks_; k++) {
+            std::optional<T> sum = std::move(sums_[k]);
+            sums_[k].emplace(carry);
+            if (k + 1 < blocks_)
+                carry = (*op_)(carry, *sum);
+        }
+        if (met < blocks_)
+            weft::parallel_for(p, met, blocks_,
+                               [this](std::size_t k) { scan_block(k, *sums_[k]); });
+    }
+
+  private:
+    static std::uint64_t pack(std::uint64_t lo, std::uint64_t hi) noexcept {
+        return lo | hi << 32;
+    }
+    /* The threads that may help: the pool's workers but the caller, if it
+     * is one of them. */
+    static unsigned helper_count(weft_pool *p) noexcept {
+        unsigned workers = weft_pool_threads(p);
+        int me = weft_thread_index();
+        bool worker = me >= 0 && static_cast<unsigned>(me) < workers;
+        return worker ? workers - 1 : workers;
+    }
+    /* Claims: the low half of the word is the next block from the front,
+     * the high half one past the next block from the back; lo == hi when
+     * every block is claimed. Helpers claim none below front_share_.
+     * Relaxed: the word only decides who owns a block (one modification
+     * order, so no block has two owners); what the owners write reaches the
+     * caller through the join's return. */
+    bool claim(bool from_front, std::size_t &k) noexcept {
+        std::uint64_t c = claims_.load(std::memory_order_relaxed);
+        for (;;) {
+            std::uint64_t lo = c & 0xffffffffu, hi = c >> 32;
+            if (lo == hi || (!from_front && hi - 1 < front_share_))
+                return false;
+            std::uint64_t next = from_front ? pack(lo + 1, hi) : pack(lo, hi - 1);
+            if (claims_.compare_exchange_weak(c, next, std::memory_order_relaxed)) {
+                k = static_cast<std::size_t>(from_front ? lo : hi - 1);
+                return true;
+            }
+        }
+    }
+    /* Claim what is left for nobody: the helpers stop. */
+    void close() noexcept {
+        std::uint64_t c = claims_.load(std::memory_order_relaxed);
+        while ((c & 0xffffffffu) != c >> 32 &&
+               !claims_.compare_exchange_weak(c, pack(c >> 32, c >> 32), std::memory_order_relaxed))
+            ;
+    }
+    struct closer {
+        scan *s;
+        ~closer() {
+            s->close();
+        }
+    };
+
+    /* The caller's side: scan blocks from the front while any is left;
+     * returns the first block it did not scan. If op throws, closer stops
+     * the helpers. */
+    std::size_t front(T &acc) {
+        closer c{this};
+        std::size_t k = 0, next = 0;
+        while (claim(true, k)) {
+            acc = scan_block(k, std::move(acc));
+            next = k + 1;
+        }
+        return next;
+    }
+    /* A helper's side: reduce blocks from the back while any is left. */
+    void back() {
+        std::size_t k;
+        while (claim(false, k))
+            sums_[k].emplace(reduce_block(k));
+    }
+
+    std::size_t begin_of(std::size_t k) const noexcept {
+        return k * block_;
+    }
+    std::size_t end_of(std::size_t k) const noexcept {
+        return k + 1 == blocks_ ? n_ : (k + 1) * block_;
+    }
+    /* Scan block k, starting from acc; returns the running value after it.
+     * Each element is read before its output is written, so that d_first
+     * may be first (in place). */
+    T scan_block(std::size_t k, T acc) const {
+        using D = typename std::iterator_traits<It>::difference_type;
+        std::size_t e = end_of(k);
+        for (std::size_t i = begin_of(k); i < e; i++) {
+            It in = first_ + static_cast<D>(i);
+            Out out = d_first_ + static_cast<D>(i);
+            if constexpr (Inclusive) {
+                acc = (*op_)(acc, *in);
+                *out = acc;
+            } else {
+                typename std::iterator_traits<It>::value_type x = *in;
+                *out = acc;
+                acc = (*op_)(acc, x);
+            }
+        }
+        return acc;
+    }
+    /* The combination of block k's elements, left to right (a block has at
+     * least two: blocks are scan_block_size long, the last longer). */
+    T reduce_block(std::size_t k) const {
+        using D = typename std::iterator_traits<It>::difference_type;
+        std::size_t b = begin_of(k), e = end_of(k);
+        It in = first_ + static_cast<D>(b);
+        T sum = (*op_)(in[0], in[1]);
+        for (std::size_t i = 2; i < e - b; i++)
+            sum = (*op_)(sum, in[static_cast<D>(i)]);
+        return sum;
+    }
+
+    It first_;
+    Out d_first_;
+    std::size_t n_;
+    const Op *op_;
+    std::size_t block_ = 0, blocks_ = 0;
+    std::size_t front_share_ = 0; /* blocks below this are the caller's alone */
+    std::atomic<std::uint64_t> claims_{0};
+    std::vector<std::optional<T>> sums_; /* a back block's sum, then its start */
+};
+
+/* The checks both scans make, in one line; true when the scan can run. */
+template <class It, class Out> constexpr bool scan_checks() {
+    static_assert(is_random_access_v<It> && is_random_access_v<Out>,
+                  "weft::inclusive_scan, weft::exclusive_scan: need random-access input and "
+                  "output iterators (a std::vector's, an array's)");
+    return is_random_access_v<It> && is_random_access_v<Out>;
+}
+
+/* Either scan from init (T: the running value's type): serial below
+ * scan_cutoff, else the parallel one inside p. */
+template <bool Inclusive, class It, class Out, class T, class Op>
+Out scan_any(pool_ref p, It first, It last, Out d_first, const Op &op, T init) {
+    if constexpr (scan_checks<It, Out>()) {
+        auto n = static_cast<std::size_t>(last - first);
+        if (n < scan_cutoff) {
+            if constexpr (Inclusive)
+                return std::inclusive_scan(first, last, d_first, op, std::move(init));
+            else
+                return std::exclusive_scan(first, last, d_first, std::move(init), op);
+        }
+        weft::run(p, [&] {
+            scan<It, Out, T, Op, Inclusive> s(first, d_first, n, op);
+            s.run(p.get(), std::move(init));
+        });
+        using D = typename std::iterator_traits<Out>::difference_type;
+        return d_first + static_cast<D>(n);
+    } else {
+        return d_first;
+    }
+}
+
+} // namespace detail
+
+/* std::inclusive_scan in parallel inside pool p: d_first[i] = init op
+ * first[0] op ... op first[i] (without init, first[0] op ... op first[i]),
+ * op std::plus<>() unless given; returns d_first + (last - first). op must be
+ * associative; it need not be commutative (elements are combined in their
+ * order), and it is called concurrently through a const reference. The
+ * running value has init's type, or the input's value type without init.
+ * d_first may equal first (in place); otherwise the ranges must not overlap.
+ * Random-access input and output iterators. Below some 30 000 elements, or
+ * with no thread free to help, it is one serial pass; otherwise helpers
+ * reduce blocks from the back while the caller scans from the front, and the
+ * back part is scanned in parallel once they meet (with h helpers at most
+ * h / (h + 1) of the input is read twice; the grouping of op varies between
+ * runs, so a floating-point scan's last bits may). Allocates one value per 4096
+ * elements. Threads and waiting as weft::run. If op throws, the work stops
+ * early and the first exception is rethrown; the output is then partly
+ * written. */
+template <class It, class Out, class Op, class T,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out inclusive_scan(pool_ref p, It first, It last, Out d_first, const Op &op, T init) {
+    return detail::scan_any<true>(p, first, last, d_first, op, std::move(init));
+}
+template <class It, class Out, class Op,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out inclusive_scan(pool_ref p, It first, It last, Out d_first, const Op &op) {
+    if constexpr (detail::scan_checks<It, Out>()) {
+        if (!(first < last))
+            return d_first;
+        /* The first element starts the running value; the rest is a scan
+         * from it. */
+        typename std::iterator_traits<It>::value_type init = *first;
+        *d_first = init;
+        return weft::inclusive_scan(p, first + 1, last, d_first + 1, op, std::move(init));
+    } else {
+        return d_first;
+    }
+}
+template <class It, class Out,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out inclusive_scan(pool_ref p, It first, It last, Out d_first) {
+    return weft::inclusive_scan(p, first, last, d_first, std::plus<>());
+}
+template <class It, class Out, class Op, class T,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out inclusive_scan(It first, It last, Out d_first, const Op &op, T init) {
+    return weft::inclusive_scan(pool_ref(), first, last, d_first, op, std::move(init));
+}
+template <class It, class Out, class Op,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out inclusive_scan(It first, It last, Out d_first, const Op &op) {
+    return weft::inclusive_scan(pool_ref(), first, last, d_first, op);
+}
+template <class It, class Out,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out inclusive_scan(It first, It last, Out d_first) {
+    return weft::inclusive_scan(pool_ref(), first, last, d_first, std::plus<>());
+}
+
+/* std::exclusive_scan in parallel inside pool p: d_first[i] = init op
+ * first[0] op ... op first[i - 1] (d_first[0] = init), op std::plus<>()
+ * unless given; returns d_first + (last - first). The running value has
+ * init's type. Everything else as weft::inclusive_scan (in place allowed:
+ * each element is read before its output is written). */
+template <class It, class Out, class T, class Op,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out exclusive_scan(pool_ref p, It first, It last, Out d_first, T init, const Op &op) {
+    return detail::scan_any<false>(p, first, last, d_first, op, std::move(init));
+}
+template <class It, class Out, class T,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out exclusive_scan(pool_ref p, It first, It last, Out d_first, T init) {
+    return weft::exclusive_scan(p, first, last, d_first, std::move(init), std::plus<>());
+}
+template <class It, class Out, class T, class Op,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out exclusive_scan(It first, It last, Out d_first, T init, const Op &op) {
+    return weft::exclusive_scan(pool_ref(), first, last, d_first, std::move(init), op);
+}
+template <class It, class Out, class T,
+          std::enable_if_t<detail::is_iterator_v<It> && detail::is_iterator_v<Out>, int> = 0>
+Out exclusive_scan(It first, It last, Out d_first, T init) {
+    return weft::exclusive_scan(pool_ref(), first, last, d_first, std::move(init), std::plus<>());
 }
 
 /* A parallel phase while the object lives (weft_phase_begin in the

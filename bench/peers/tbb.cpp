@@ -3,7 +3,8 @@
  * jobs); n-queens is parallel_reduce over the candidates with a
  * simple_partitioner (one placement per leaf, split in halves, the same tree
  * as the other systems); loops are parallel_for (auto_partitioner for the
- * loop workload, simple_partitioner with grain 1 for pieces of one index).
+ * loop workload, simple_partitioner with grain 1 for pieces of one index);
+ * sort and scan are tbb::parallel_sort and tbb::parallel_scan.
  * All of it runs in a task_arena of `threads` slots, entered from outside with
  * execute(); the caller takes one slot, so `threads` threads work, as with the
  * other systems.
@@ -29,6 +30,8 @@
 #include <oneapi/tbb/flow_graph.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/parallel_reduce.h>
+#include <oneapi/tbb/parallel_scan.h>
+#include <oneapi/tbb/parallel_sort.h>
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
@@ -194,6 +197,31 @@ void graph(bench_pool *pool, int shape, size_t n, bench_piece_fn *fn, void *arg,
     });
 }
 
+/* The algorithms: tbb::parallel_sort, and tbb::parallel_scan with its
+ * functional form (a body that pre-scans or final-scans a range, and a
+ * combine), the loop split on is_final so that the pre-scan writes nothing. */
+void sort(bench_pool *pool, uint64_t *a, size_t n) {
+    pool->arena.execute([=] { tbb::parallel_sort(a, a + n); });
+}
+
+void scan(bench_pool *pool, const uint64_t *in, uint64_t *out, size_t n) {
+    pool->arena.execute([=] {
+        tbb::parallel_scan(
+            indices(0, n), uint64_t(0),
+            [=](const indices &r, uint64_t sum, bool is_final) {
+                if (is_final) {
+                    for (size_t i = r.begin(); i < r.end(); i++)
+                        out[i] = sum += in[i];
+                } else {
+                    for (size_t i = r.begin(); i < r.end(); i++)
+                        sum += in[i];
+                }
+                return sum;
+            },
+            std::plus<uint64_t>());
+    });
+}
+
 const bench_system tbb_system = {.name = "tbb",
                                  .variant = 0,
                                  .hidden = 0,
@@ -208,7 +236,9 @@ const bench_system tbb_system = {.name = "tbb",
                                  .range = range,
                                  .pi = nullptr, /* Lace's suite: weft and Lace only */
                                  .knapsack = nullptr,
-                                 .uts = nullptr};
+                                 .uts = nullptr,
+                                 .sort = sort,
+                                 .scan = scan};
 
 } // namespace
 

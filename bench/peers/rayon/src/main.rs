@@ -11,7 +11,8 @@
 //! - jobs are `rayon::scope` + `spawn`;
 //! - detached jobs from the outside thread are `ThreadPool::spawn`;
 //! - everything enters the pool with `ThreadPool::install`, and a round trip
-//!   is an empty `install`.
+//!   is an empty `install`;
+//! - the sort is `par_sort_unstable` (Rayon has no parallel scan).
 //!
 //! The mergesort's serial pieces are the C driver's own (`bench_msort_leaf`,
 //! `bench_merge`), so every system sorts with the same sequential code.
@@ -52,6 +53,8 @@ pub struct BenchSystem {
     pi: Option<unsafe extern "C" fn(*mut Pool, c_long) -> c_long>,
     knapsack: Option<unsafe extern "C" fn(*mut Pool, *const c_void) -> c_long>,
     uts: Option<unsafe extern "C" fn(*mut Pool, u64, c_int) -> c_long>,
+    sort: Option<unsafe extern "C" fn(*mut Pool, *mut u64, usize)>,
+    scan: Option<unsafe extern "C" fn(*mut Pool, *const u64, *mut u64, usize)>,
 }
 
 // The table is immutable and its name points to a static string.
@@ -295,6 +298,13 @@ unsafe extern "C" fn submit_high(p: *mut Pool, f: JobFn, arg: *mut c_void) {
     high.spawn(move || unsafe { f(arg.get()) });
 }
 
+/// The sort workload: `par_sort_unstable`, Rayon's parallel pattern-defeating
+/// quicksort (unstable, as weft::sort and std::sort are).
+unsafe extern "C" fn sort(p: *mut Pool, a: *mut u64, n: usize) {
+    let keys = std::slice::from_raw_parts_mut(a, n);
+    pool(p).install(|| keys.par_sort_unstable());
+}
+
 static RAYON: BenchSystem = BenchSystem {
     // Not a c"" literal: those need Rust 1.77, Debian 12's rustc is 1.63.
     name: b"rayon\0".as_ptr() as *const c_char,
@@ -318,6 +328,8 @@ static RAYON: BenchSystem = BenchSystem {
     pi: None, /* Lace's suite: weft, Lace and the serial reference only */
     knapsack: None,
     uts: None,
+    sort: Some(sort),
+    scan: None, /* Rayon has no parallel scan */
 };
 
 /// Called by the C driver: the i-th system of this program.
