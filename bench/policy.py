@@ -122,7 +122,8 @@ ABLATION_ROWS = [(n, w, t, i, ("wall_s", "cpu_s")) for n, w, t, i in CASES] + [
     ("sporadic: p50, p99, CPU/wall", "sporadic", 16, None, ("p50_us", "p99_us", "cpu_per_wall")),
     ("idle: CPU", "idle", 8, None, ("cpu_s",)),
     ("four pools of 8: wall, CPU, switches", "pools", 8, "four", ("wall_s", "cpu_s", "nivcsw")),
-    ("loop", "loop", 8, None, ("wall_s",)), ("fib(30)", "fib30", 8, None, ("wall_s",))]
+    ("loop", "loop", 8, None, ("wall_s",)), ("loop", "loop", 64, None, ("wall_s",)),
+    ("fib(30)", "fib30", 8, None, ("wall_s",))]
 
 
 def ablation_table():

@@ -85,6 +85,7 @@ for r in $(seq 0 $((runs - 1))); do
         for w in sweep burst burst5ms control; do run "$s" "$w"; done
         for w in loop fib30 roundtrip sporadic idle pools; do run "$s" "$w" 8; done
         run "$s" sporadic 16
+        run "$s" loop 64
     done
     [ -n "$only_ablation" ] && continue
     for s in weft weft-fast weft-spin weft-phase weft-fast-phase weft-spin-phase; do
