@@ -38,6 +38,7 @@ import sys
 
 LAYERS = ["os", "obs", "idle", "core", "api"]
 MAX_LINES = 500
+PLATFORMS = ("linux", "posix")  # the OS seam's files: src/os/*_<platform>.c
 WIDE = {"core/current"}  # headers exempt from the quarter rule (see above)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+/[a-z_]+)\.h"')
 NAME = re.compile(r"\b(weft__\w+)\s*(\(|;|\[|=)")
@@ -134,8 +135,9 @@ def cycles(deps):
 
 def owner(module, name_module):
     """Is a definition in module name_module where module's header puts it:
-    x.c, or a platform's x_<platform>.c?"""
-    return name_module == module or name_module.startswith(module + "_")
+    x.c, or a platform's x_<platform>.c (the OS seam's only)? Any other
+    suffix would let x.h's names live in a file of another name."""
+    return name_module == module or name_module in (module + "_" + p for p in PLATFORMS)
 
 
 def main():
