@@ -151,7 +151,7 @@ bench-against: deps-bench
 # lib/<multiarch> under /usr, lib under /usr/local or a private prefix), and
 # so that a later `make check` does not inherit the prefix. After installing
 # into /usr or /usr/local as root it runs ldconfig: without it, the dynamic
-# linker's cache does not know libweft.so.0.2 and programs do not start. For
+# linker's cache does not know libweft.so.0.3 and programs do not start. For
 # another prefix it says what a program needs (README.md, "Installing").
 INSTALL_BUILD ?= build/install
 install:

@@ -53,7 +53,7 @@ list(SORT declared)
 list(SORT exported)
 set(missing ${declared})
 list(REMOVE_ITEM missing ${exported})
-# A cold path of the other fence flavour (_1m: membarrier, _1s: symmetric).
+# A cold path of the other fence flavour (_Nm: membarrier, _Ns: symmetric).
 foreach(m ${missing})
   if(m MATCHES "^(weft__join_[a-z_]+_[0-9]+)([ms])$")
     if(CMAKE_MATCH_2 STREQUAL "m")

@@ -779,10 +779,10 @@ inline weft__join_frame *join_fork(weft__worker_head *w, weft__join_frame *fr, w
                                    void *b_arg) noexcept {
     fr->fork.fn = b;
     fr->fork.arg = b_arg;
-    fr->fork.group = w->group;
-    /* Relaxed: only this thread stores frames. */
+    /* Relaxed: only this thread stores frames. No group, no priority: the
+     * library stamps them when they change (src/core/frame.c). */
     weft__join_frame *prev = __atomic_load_n(&w->frames, __ATOMIC_RELAXED);
-    fr->fork.prev = reinterpret_cast<std::uintptr_t>(prev) | w->prio;
+    fr->fork.prev = reinterpret_cast<std::uintptr_t>(prev);
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
     __atomic_store_n(&w->frames, fr, __ATOMIC_RELEASE);
     /* Relaxed: the episode's first private frame, or a raised bit, takes the

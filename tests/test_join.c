@@ -362,3 +362,68 @@ TEST(a_waiting_caller_runs_its_own_b) {
 TEST(a_waiting_context_runs_its_own_b) {
     owned_every_pool(OWNER_CONTEXT);
 }
+
+/* B runs in the group and at the priority of the job that forked it, though
+ * a fork writes neither (the library stamps them when they change): here A,
+ * before B leaves its frame, enters a scope that it cancels, at the other
+ * priority, and waits there until B has run, by A's own thread (a wait runs
+ * its own frames) or by another worker, who took it when asked or by force.
+ * A B stamped with A's group would see itself cancelled, or be skipped and
+ * leave A waiting (ctest's timeout). */
+typedef struct tagged {
+    weft_event *e;
+    weft_priority forked_at;
+    _Atomic unsigned wrong;
+} tagged;
+
+static void tagged_b(void *arg) {
+    tagged *t = arg;
+    weft__worker *w = weft__current_worker();
+    if (weft_cancelled() || !w || w->h.prio != t->forked_at)
+        atomic_fetch_add(&t->wrong, 1);
+    weft_event_signal(t->e);
+}
+
+static void tagged_scope(weft_scope *scope, void *arg) {
+    weft_scope_cancel(scope);
+    weft_event_wait(((tagged *)arg)->e);
+}
+
+static void tagged_a_retagged(void *arg) {
+    weft_scope_run(NULL, tagged_scope, arg);
+}
+
+static void tagged_a(void *arg) {
+    tagged *t = arg;
+    weft_priority other =
+        t->forked_at == WEFT_PRIORITY_HIGH ? WEFT_PRIORITY_NORMAL : WEFT_PRIORITY_HIGH;
+    CHECK_EQ(weft_run_priority(NULL, tagged_a_retagged, arg, other), 0);
+}
+
+static void tagged_join(void *arg) {
+    weft_join(tagged_a, arg, tagged_b, arg);
+}
+
+/* As owned_root: B's frame private, not the episode's first. */
+static void tagged_root(void *arg) {
+    weft_join(tagged_join, arg, nothing, NULL);
+}
+
+TEST(b_keeps_the_group_and_priority_it_was_forked_under) {
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        for (int wake = 0; wake < 2; wake++) {
+            weft_config c = {.threads = threads, .wake = wake ? WEFT_WAKE_ALL : WEFT_WAKE_TARGETED};
+            weft_pool *pool;
+            CHECK_EQ(weft_pool_create(&pool, &c), 0);
+            for (int i = 0; i < scaled(20); i++) {
+                tagged t = {.forked_at = i % 2 ? WEFT_PRIORITY_HIGH : WEFT_PRIORITY_NORMAL};
+                CHECK_EQ(weft_event_create(&t.e, pool, 1), 0);
+                CHECK_EQ(weft_run_priority(pool, tagged_root, &t, t.forked_at), 0);
+                CHECK(weft_event_is_set(t.e));
+                CHECK_EQ(atomic_load(&t.wrong), 0);
+                weft_event_destroy(t.e);
+            }
+            CHECK_EQ(weft_pool_destroy(pool), 0);
+        }
+    }
+}

@@ -78,6 +78,18 @@
  *     helps (NT = 0, or NO_FORCE): no wait depends on another thread's
  *     progress for work the waiting thread owns. NO_SELF_PUBLISH removes
  *     the waiting owner's publish: such a wait then hangs.
+ *
+ * Stamps (frame.c): a fork writes neither B's group nor its priority, its
+ * tag; they are the head's (`tag`) until the owner changes it. The owner
+ * changes it (NRETAG times, at any point, flipping one bit: a group or a
+ * priority) only after stamping, under the lock, its private frames that
+ * have no stamp (from the newest down to the first stamped or non-private
+ * one), answering a request as every locked step; it goes there when it
+ * sees private frames or the lock (its read of claim may pass its buffered
+ * store of top, as a fork's). A frame that leaves its owner, published or
+ * taken by force, carries its stamp, or else the head's tag read then;
+ * checked: always the tag it was forked under (`forked`). NO_STAMP changes
+ * the tag without stamping: a B with another job's tag.
  */
 
 #ifndef NJOBS
@@ -86,6 +98,13 @@
 #define D NJOBS /* depth never exceeds the forks */
 #ifndef NT
 #define NT 2
+#endif
+#ifndef NRETAG
+#ifdef WAIT_IN_A
+#define NRETAG 0 /* frames-wait-retag checks it, with one thief */
+#else
+#define NRETAG 1
+#endif
 #endif
 
 byte top = 0;         /* memory's value: frames [0, top) are linked */
@@ -105,6 +124,10 @@ bit answered[NT + 2]; /* a publish since the thief's last private check (an
                          answer counter in the code: it ends a spent look) */
 byte taken[NJOBS];
 byte ntaken = 0;
+bit tag = 0;          /* the head's group and priority, as one bit */
+bit forked[D];        /* the tag each frame was forked under (the truth) */
+bit stamped[D];       /* the frame carries its tag */
+bit stamp[D];         /* ...this one */
 
 inline store_top(v) {
     atomic { if :: sbt -> top = sbv :: else fi; sbt = 1; sbv = v }
@@ -114,6 +137,10 @@ inline drain() {
 }
 inline take(j) {
     assert(taken[j] == 0); taken[j]++; ntaken++
+}
+/* Frame d leaves its owner (frame_tag): its stamp, or the head's tag. */
+inline leaves(d) {
+    assert((stamped[d] && stamp[d] == forked[d]) || (!stamped[d] && tag == forked[d]))
 }
 
 #define PUBLIC (npub > 0)
@@ -125,7 +152,7 @@ inline take(j) {
 inline publish(limit) {
     lo = bnd;
     do
-    :: lo < limit -> inpub[lo] = 1; npub++; lo++
+    :: lo < limit -> leaves(lo); inpub[lo] = 1; npub++; lo++
     :: else -> break
     od;
     if
@@ -154,7 +181,7 @@ inline publish_one(limit) {
 }
 
 proctype Owner() {
-    byte depth = 0, k = 0, d, lo, cb;
+    byte depth = 0, k = 0, d, lo, cb, retags = 0;
     bit cl, cr, nonpriv, got;
 #ifdef WAIT_IN_A
     byte target, dd;
@@ -165,6 +192,8 @@ proctype Owner() {
         d_step { cb = 0; cl = 0; cr = 0; lo = 0; nonpriv = 0; got = 0; d = 0 } /* dead: fewer states */
         fid[depth] = k;
         fdone[depth] = 0;
+        forked[depth] = tag;
+        stamped[depth] = 0;
         k++;
         store_top(depth + 1);
         depth++;
@@ -221,6 +250,27 @@ proctype Owner() {
             :: else -> atomic { take(fid[d]) }
             fi
         fi
+    :: retags < NRETAG ->      /* weft__worker_retag_begin, then the change */
+        d_step { cb = 0; cl = 0; cr = 0; lo = 0; nonpriv = 0; got = 0 }
+        retags++;
+        atomic { cb = bnd; cl = lock != 0 };   /* may pass the store of top */
+        if
+#ifndef NO_STAMP
+        :: depth > cb || cl ->
+            drain();           /* the lock's CAS */
+            atomic {
+                lock == 0;     /* a thief is looking: wait until it is done */
+                lo = depth;
+                do
+                :: lo > bnd && !stamped[lo - 1] -> lo--; stamped[lo] = 1; stamp[lo] = tag
+                :: else -> break
+                od;
+                if :: req -> publish_one(depth) :: else fi
+            }
+#endif
+        :: else
+        fi;
+        tag = 1 - tag
 #ifndef WAIT_IN_A
     :: k == NJOBS -> break     /* its A runs for ever */
 #else
@@ -338,7 +388,7 @@ proctype Thief(byte me) {
                 atomic { t = top; bd = bnd };
                 if
                 :: t > bd ->   /* the oldest private frame is ours: one CAS of claim */
-                    atomic { assert(lock == me && bnd == bd); bnd = bd + 1; lock = 0 };
+                    atomic { assert(lock == me && bnd == bd); leaves(bd); bnd = bd + 1; lock = 0 };
                     j = fid[bd];   /* live until its latch */
                     take(j);
                     fdone[bd] = 1;

@@ -74,8 +74,9 @@ CHECKS=(
 "deque-broken-no-private-check|lost|the deque, sleepers ignore private jobs: a sleeper beside a stranded job|-DNJOBS=2 -DNO_PRIVATE_CHECK|deque"
 "deque-broken-no-private-handover|lost|the deque, the last searcher hands over for public jobs only: a sleeper beside a job kept private for that searcher|-DNJOBS=2 -DNO_PRIVATE_HANDOVER|deque"
 "deque-broken-spent-on-answer|lost|the deque, a forced sweep that lost to the owner's answer or a moved ts counts as spent, and answers are not counted: a sleeper beside a job pushed after that answer|-DNJOBS=2 -DSPENT_ON_ANSWER -DNO_ANSWER_COUNT|deque"
-"frames|pass|join frames (src/core/frame.c): every B run once, no sleeper beside a stranded frame, no owner waiting for ever (x86-TSO, owner and 2 thieves, 2 forks)|-DNJOBS=2|frames"
-"frames-no-publish-alone|pass|join frames without publishing the first private frame when nothing is published: correct too (the rule is for speed)|-DNJOBS=2 -DNO_PUBLISH_ALONE|frames"
+"frames|pass|join frames (src/core/frame.c): every B run once, with the tag it was forked under, no sleeper beside a stranded frame, no owner waiting for ever (x86-TSO, owner and 2 thieves, 2 forks, a change of the tag)|-DNJOBS=2|frames"
+"frames-broken-no-stamp|assert|join frames, the owner changes its tag without stamping its private frames: a B taken with another job's group or priority|-DNJOBS=2 -DNO_STAMP|frames"
+"frames-no-publish-alone|pass|join frames without publishing the first private frame when nothing is published: correct too (the rule is for speed; no change of the tag)|-DNJOBS=2 -DNO_PUBLISH_ALONE -DNRETAG=0|frames"
 "frames-broken-no-heavy|assert|join frames, forced steal without the heavy barrier: a B run twice|-DNJOBS=2 -DNO_HEAVY|frames"
 "frames-broken-pop-ignores-bits|assert|join frames, the pop's fast path ignores lock and req: a B run twice|-DNJOBS=2 -DNO_POP_BITS|frames"
 "frames-broken-no-episode-fence|lost|join frames without the episode fence: a sleeper beside a stranded frame|-DNJOBS=2 -DNO_EPISODE_FENCE|frames"
@@ -84,6 +85,7 @@ CHECKS=(
 "frames-broken-fork-ignores-bits|lost|join frames, a fork past the first private one ignores lock and req: a sleeper beside a stranded frame (3 forks)|-DNJOBS=3 -DNO_FORK_BITS|frames"
 "frames-broken-spent-on-late-answer|lost|join frames, a spent look outlives the owner's answer: a sleeper beside a frame forked after it (3 forks)|-DNJOBS=3 -DSPENT_ON_ANSWER|frames"
 "frames-wait|pass|join frames, the owner's A waits for one of its own B, running its own work meanwhile: every B once, nobody waits for ever (2 thieves, 2 forks)|-DNJOBS=2 -DWAIT_IN_A|frames"
+"frames-wait-retag|pass|the same with one thief and a change of the tag: the frames published by the wait carry the tags they were forked under|-DNJOBS=2 -DNT=1 -DWAIT_IN_A -DNRETAG=1|frames"
 "frames-wait-alone|pass|the same with every other worker busy for ever (no thief, 3 forks): the wait runs what it owns|-DNJOBS=3 -DNT=0 -DWAIT_IN_A|frames"
 "frames-wait-no-force|pass|the same beside a thief that never takes a frame by force (no process-wide barrier; 2 forks)|-DNJOBS=2 -DNT=1 -DWAIT_IN_A -DNO_FORCE|frames"
 "frames-broken-wait-no-self-publish|lost|a waiting owner that does not publish its own private frames, every other worker busy: it waits for ever for its own B|-DNJOBS=2 -DNT=0 -DWAIT_IN_A -DNO_SELF_PUBLISH|frames"
@@ -99,7 +101,7 @@ EXTRA=(
 "wake-all-3|pass|wake-all: no lost wake-up (C11, 3 workers, 1 job)|-DW=3 -DNJOBS=1|wake_all"
 "deque-3|pass|the deque with 3 jobs: every job taken once, no sleeper beside a stranded job (x86-TSO)|-DNJOBS=3|deque|16000"
 "deque-broken-spent-on-late-answer|lost|the deque with 3 jobs, a spent forced sweep outlives the owner's answer (weft before the answer count): a sleeper beside a job pushed after it|-DNJOBS=3 -DNO_ANSWER_COUNT|deque|8000"
-"frames-3|pass|join frames with 3 forks|-DNJOBS=3|frames|8000"
+"frames-3|pass|join frames with 3 forks (no change of the tag: frames checks that, with 2)|-DNJOBS=3 -DNRETAG=0|frames|8000"
 )
 
 field() { # field N LINE

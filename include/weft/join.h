@@ -17,10 +17,13 @@
  *  - the thread-local pointer to the running worker's head;
  *  - the head: the newest join frame, the running job's group and priority,
  *    a count of B run inline, and the claim word on a line of its own;
- *  - a frame's fork part: B's function and argument, the group, and the link
- *    to the older frame with B's priority in its low bit; then room for the
- *    library's job header and latch, written only once the frame stops being
- *    private;
+ *  - a frame's fork part: B's function and argument and the link to the
+ *    older frame, which is all a fork writes; B's group, and B's priority
+ *    and a "stamped" mark in the link's two low bits, which the library
+ *    writes (never a fork: a frame forked under the head's group and
+ *    priority takes them from the head until they change); then room for
+ *    the library's job header and latch, written only once the frame stops
+ *    being private;
  *  - the claim word's meaning: the newest frame that is not private, and two
  *    low bits, a thief's request and a lock.
  * src/core/frame.c argues the protocol; verify/frames.pml checks it. The cold
@@ -55,17 +58,21 @@
 extern "C" {
 #endif
 
-/* The layout's version. The slow paths' names below carry it (_1m, _1s):
+/* The layout's version. The slow paths' names below carry it (_2m, _2s):
  * a new layout renames them, so that old binaries fail to link. */
-#define WEFT__JOIN_ABI 1
+#define WEFT__JOIN_ABI 2
 
-/* What a fork writes. */
+/* A frame's fork part. A fork writes fn, arg and prev (the low bits clear);
+ * the library stamps group and the low bits (src/core/frame.c). */
 struct weft__fork {
     weft_fn *fn;               /* B */
     void *arg;                 /* B's argument */
-    struct weft__group *group; /* the group B runs in: the forking job's */
-    uintptr_t prev;            /* the older frame, B's priority in the low bit */
+    struct weft__group *group; /* the group B runs in, once stamped */
+    uintptr_t prev;            /* the older frame; once stamped, B's priority in
+                                  bit 0 and WEFT__FORK_STAMPED */
 };
+
+enum { WEFT__FORK_STAMPED = 2, WEFT__FORK_BITS = 3 };
 
 /* A join frame: the fork part, then the library's (a job header and a latch,
  * written when the frame stops being private): four words on 64-bit
@@ -108,10 +115,10 @@ WEFT_API extern WEFT__JOIN_THREADLOCAL struct weft__worker_head *weft__tls_worke
 
 /* The slow paths, in the library (src/core/frame.c), in both fence flavours: a
  * library defines the pair of its own. */
-WEFT_API void weft__join_fork_cold_1m(struct weft__worker_head *w, struct weft__join_frame *fr);
-WEFT_API void weft__join_pop_cold_1m(struct weft__worker_head *w, struct weft__join_frame *fr);
-WEFT_API void weft__join_fork_cold_1s(struct weft__worker_head *w, struct weft__join_frame *fr);
-WEFT_API void weft__join_pop_cold_1s(struct weft__worker_head *w, struct weft__join_frame *fr);
+WEFT_API void weft__join_fork_cold_2m(struct weft__worker_head *w, struct weft__join_frame *fr);
+WEFT_API void weft__join_pop_cold_2m(struct weft__worker_head *w, struct weft__join_frame *fr);
+WEFT_API void weft__join_fork_cold_2s(struct weft__worker_head *w, struct weft__join_frame *fr);
+WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w, struct weft__join_frame *fr);
 
 /* The pop's side of the asymmetric fence (src/os/fence.h): a compiler barrier
  * where the library's thieves use Linux membarrier; a seq-cst fence where
@@ -122,11 +129,11 @@ WEFT_API void weft__join_pop_cold_1s(struct weft__worker_head *w, struct weft__j
 
 #if defined(__linux__) && !defined(WEFT_FENCE_SYMMETRIC)
 #define WEFT__JOIN_FENCE_LIGHT 1 /* the pop's fence is a compiler barrier */
-#define weft__join_fork_cold   weft__join_fork_cold_1m
-#define weft__join_pop_cold    weft__join_pop_cold_1m
+#define weft__join_fork_cold   weft__join_fork_cold_2m
+#define weft__join_pop_cold    weft__join_pop_cold_2m
 #else
-#define weft__join_fork_cold weft__join_fork_cold_1s
-#define weft__join_pop_cold  weft__join_pop_cold_1s
+#define weft__join_fork_cold weft__join_fork_cold_2s
+#define weft__join_pop_cold  weft__join_pop_cold_2s
 #endif
 #endif /* WEFT__JOIN_LAYOUT */
 
@@ -157,10 +164,10 @@ weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_f
     uintptr_t c;
     fr->fork.fn = b;
     fr->fork.arg = b_arg;
-    fr->fork.group = w->group;
-    /* Relaxed: only this thread stores frames. */
+    /* Relaxed: only this thread stores frames. No group, no priority: B's
+     * are the head's until they change, and the library stamps them then. */
     prev = atomic_load_explicit(&w->frames, memory_order_relaxed);
-    fr->fork.prev = (uintptr_t)prev | (uintptr_t)w->prio;
+    fr->fork.prev = (uintptr_t)prev;
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
     atomic_store_explicit(&w->frames, fr, memory_order_release);
     WEFT__JOIN_YIELD();
@@ -237,7 +244,9 @@ static inline void weft__serial_head_init(struct weft__worker_head *s) {
 /* The pop of a task's frame: its older frame is in its link. */
 static inline __attribute__((always_inline)) int weft__task_pop(struct weft__worker_head *w,
                                                                 struct weft__join_frame *fr) {
-    return weft__join_pop(w, fr, (struct weft__join_frame *)(fr->fork.prev & ~(uintptr_t)1));
+    /* Only this thread writes a frame's link, a fork or a stamp (frame.c). */
+    return weft__join_pop(w, fr,
+                          (struct weft__join_frame *)(fr->fork.prev & ~(uintptr_t)WEFT__FORK_BITS));
 }
 
 /* Argument lists. A task takes one to six arguments, each in a register

@@ -20,7 +20,7 @@
 #define WEFT_VERSION_H
 
 #define WEFT_VERSION_MAJOR 0
-#define WEFT_VERSION_MINOR 2
+#define WEFT_VERSION_MINOR 3
 #define WEFT_VERSION_PATCH 0
 
 /* "MAJOR.MINOR.PATCH" as a number, for compile-time comparisons. */

@@ -35,13 +35,18 @@ static inline weft__group *weft__worker_enter(weft__worker *w, weft__group *grou
     if (!w)
         return NULL;
     weft__group *outer = w->h.group;
-    w->h.group = group;
+    if (group != outer) {
+        weft__worker_retag_begin(w);
+        w->h.group = group;
+    }
     return outer;
 }
 
 static inline void weft__worker_leave(weft__worker *w, weft__group *outer) {
-    if (w)
+    if (w && w->h.group != outer) {
+        weft__worker_retag_begin(w);
         w->h.group = outer;
+    }
 }
 
 /* w (NULL: not a worker) starts group g, nested in the group w is in now,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Join frames: where weft_join keeps B until it runs.
  *
- * A fork writes B (function, argument, group) and a link to the previous
+ * A fork writes B (function and argument) and a link to the previous
  * frame into the joining function's own stack frame and makes it the
  * worker's newest (`frames`); the pop after A restores `frames` and reads
  * one word, `claim`, behind a compiler barrier. Both run inline in C callers
@@ -59,6 +59,30 @@
  * bits, without the episode fence, without the sleepers' look at private
  * frames, without the last searcher's hand-over, with a fork that ignores
  * the bits, and with a spent look that outlives an answer.
+ *
+ * Stamps. A fork writes neither B's group nor its priority: they are the
+ * head's, the group and priority of the job that forks (its tag), and they
+ * stay the head's while the frame lives unless the owner changes the tag
+ * inside A: it runs another job there (in a wait, or a high job a loop
+ * gives way to), or enters a scope, a loop, a graph or a priority. Every
+ * such change goes through weft__worker_retag_begin (worker.h) first,
+ * which, when the owner has private frames, stamps them here under the
+ * lock: the group into the frame, the priority and WEFT__FORK_STAMPED into
+ * the link's low bits. So (T): the private frames without a stamp are the
+ * newest ones, a run down from `frames` (a stamp walks down from the newest
+ * to the first stamped or non-private one, and forks add on top), and each
+ * was forked under the head's present tag. A frame leaving its owner's
+ * hands, published or taken by force, under the lock either way, gets its
+ * group from the head when not stamped (frame_tag); after that nobody
+ * reads the head for it. The owner reads an unstamped non-private frame's
+ * priority from the head at its pop, when the tag is the fork's again:
+ * every change inside A is undone before A returns. Only the owner writes
+ * a link (the fork, or a stamp under the lock), so a typed task's pop
+ * reads its own frame's link freely; a thief writes only the group of the
+ * frame it takes. The head's tag is written by its owner only: under the
+ * lock or after the stamp (no unstamped private frame is left for a thief
+ * to read it for), and a thief that reads it for a frame forked later
+ * acquired that frame's link from `frames`, after the tag's write.
  *
  * Memory orders: a frame's fields are published to a thief by the release
  * store of `frames` that links it (or a later one of the same thread) and
@@ -120,6 +144,24 @@ static void count_answer(weft__worker *w) {
     weft__deque_count_answer(&w->deques[WEFT_PRIORITY_NORMAL]);
 }
 
+static bool stamped(const weft__frame *f) {
+    return f->fork.prev & WEFT__FORK_STAMPED;
+}
+
+/* The priority f was forked at, for its owner (see "Stamps"). */
+static weft_priority frame_prio(const weft__worker *w, const weft__frame *f) {
+    return stamped(f) ? (weft_priority)(f->fork.prev & 1) : (weft_priority)w->h.prio;
+}
+
+/* Under owner's lock, f leaving its owner's hands: its group into the
+ * frame (from the head unless stamped: invariant T); returns its priority.
+ * The link stays the owner's to write. */
+static weft_priority frame_tag(weft__frame *f, const weft__worker *owner) {
+    if (!stamped(f))
+        f->fork.group = owner->h.group;
+    return frame_prio(owner, f);
+}
+
 /* A frame's B run by whoever took it (a thief, or the owner from its
  * deque): in the group it was forked in; then its latch, last (the frame may
  * be gone after that: its owner waits for it). */
@@ -137,23 +179,24 @@ weft__frame *weft__frame_of_job(weft__job *job) {
 }
 
 /* B as a job of the owner's pool, for whoever runs it elsewhere: its latch
- * wakes the owner. Written by the owner before publishing, or by the forcing
- * thief while the frame is live and the owner does not read these fields;
- * the fork leaves them alone. Relaxed latch state: published with the job,
- * by the deque's release CAS or the forcing thief's release of claim. */
-static void make_job(weft__frame *f, weft__worker *owner) {
+ * wakes the owner; returns its priority. Written by the owner before
+ * publishing, or by the forcing thief while the frame is live and the owner
+ * does not read these fields; the fork leaves them alone. Relaxed latch state: published with the
+ * job, by the deque's release CAS or the forcing thief's release of claim. */
+static weft_priority make_job(weft__frame *f, weft__worker *owner) {
+    weft_priority p = frame_tag(f, owner);
     f->job.execute = frame_execute;
     atomic_store_explicit(&f->done.state, WEFT__LATCH_UNSET, memory_order_relaxed);
     f->done.owner = owner->index;
     f->done.pool = owner->pool;
+    return p;
 }
 
 /* Under the owner's lock: make f, a private frame whose older frames are
  * not private, a job on w's deque of its priority and share it. False if the
  * deque cannot grow: f stays private, as a job a full deque cannot take. */
 static bool push_frame(weft__worker *w, weft__frame *f) {
-    weft_priority p = weft__frame_prio(f);
-    make_job(f, w);
+    weft_priority p = make_job(f, w);
     if (weft__deque_push(&w->deques[p], &f->job) != 0)
         return false;
     weft__worker_offer(w, &w->deques[p]); /* share, and wake a sleeper if needed */
@@ -216,7 +259,7 @@ void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *
     weft__fence_seq_cst();
     /* Relaxed: ordered by the fence; the lock's CAS decides. */
     uintptr_t c = atomic_load_explicit(&w->h.claim, memory_order_relaxed);
-    weft__deque *d = &w->deques[weft__frame_prio(fr)];
+    weft__deque *d = &w->deques[frame_prio(w, fr)];
     if (!(c & WEFT__CLAIM_BITS) && !weft__deque_public_empty(d) &&
         !weft__sleep_wants_work(&w->pool->sleep))
         return; /* fr stays private: the episode's later frames need no fence */
@@ -243,7 +286,7 @@ static void finish(weft__worker *w, weft__frame *fr) {
     /* The probe acquires: B's writes, wherever it ran, before the join
      * returns (weft.h, weft_join's memory). */
     while (!weft__latch_probe(&fr->done) &&
-           (job = weft__worker_pop_prio(w, weft__frame_prio(fr))) != NULL) {
+           (job = weft__worker_pop_prio(w, frame_prio(w, fr))) != NULL) {
         weft__stat_add(&w->stats.jobs, 1);
         if (job == &fr->job) {
             fr->fork.fn(fr->fork.arg);
@@ -308,6 +351,24 @@ bool weft__frame_publish_own(weft__worker *w) {
     return now != bnd;
 }
 
+/* Stamps (see the top): under the lock, from the newest frame down to the
+ * first stamped or non-private one; a request raised before is answered,
+ * as the lock cleared it. Relaxed load of frames: the owner's own word. */
+void weft__frame_stamp_private(weft__worker *w) {
+    uintptr_t c = owner_lock(w);
+    weft__frame *bnd = weft__claim_frame(c);
+    weft__frame *top = weft__frame_of(atomic_load_explicit(&w->h.frames, memory_order_relaxed));
+    for (weft__frame *f = top; f != bnd && !stamped(f); f = weft__frame_prev(f)) {
+        f->fork.group = w->h.group;
+        f->fork.prev |= (uintptr_t)w->h.prio | WEFT__FORK_STAMPED;
+    }
+    if (c & WEFT__CLAIM_REQUEST) {
+        bnd = publish(w, top, bnd);
+        count_answer(w);
+    }
+    owner_unlock(w, bnd);
+}
+
 void weft__frame_request(weft__worker *v) {
     /* Relaxed: a hint, as the deque's movesplit; checked before written so
      * the line stays shared while thieves keep asking. Not filtered by a
@@ -366,7 +427,7 @@ weft__steal_result weft__frame_steal(weft__worker *v, weft__job **job, bool *mor
         atomic_fetch_and_explicit(&v->h.claim, ~(uintptr_t)WEFT__CLAIM_LOCK, memory_order_release);
         return f != bnd ? WEFT__STEAL_RETRY : WEFT__STEAL_EMPTY;
     }
-    make_job(oldest, v);
+    *prio = make_job(oldest, v);
     *more = oldest != top;
     weft__debug_yield();
     /* Release: the job's fields, before the owner can see it taken. Other
@@ -377,6 +438,5 @@ weft__steal_result weft__frame_steal(weft__worker *v, weft__job **job, bool *mor
                                                   memory_order_release, memory_order_relaxed)) {
     }
     *job = &oldest->job;
-    *prio = weft__frame_prio(oldest);
     return WEFT__STEAL_OK;
 }

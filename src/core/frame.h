@@ -14,12 +14,12 @@
 #include "core/deque.h"
 #include "core/job.h"
 
-/* A join frame, as the library sees it: the fork part that weft_join's
- * fast path writes (include/weft/join.h: B's function, argument and group,
- * and the link to the older frame with B's priority in its low bit); then a
- * job header and a latch, written only when the frame stops being private
- * (frame.c). The fast path declares it as struct weft__join_frame, the same
- * layout; both reach the fork part through struct weft__fork. */
+/* A join frame, as the library sees it: the fork part (include/weft/join.h:
+ * B's function and argument and the link to the older frame, which
+ * weft_join's fast path writes; B's group, and its priority and the stamp
+ * mark in the link's low bits, which frame.c writes); then a job header and
+ * a latch, written only when the frame stops being private (frame.c). The fast path declares it as
+ * struct weft__join_frame, the same layout; both reach the fork part through struct weft__fork. */
 typedef struct weft__frame {
     struct weft__fork fork;
     weft__job job;
@@ -44,15 +44,17 @@ static inline weft__frame *weft__claim_frame(uintptr_t claim) {
 }
 
 static inline weft__frame *weft__frame_prev(const weft__frame *f) {
-    return (weft__frame *)(f->fork.prev & ~(uintptr_t)1);
-}
-
-static inline weft_priority weft__frame_prio(const weft__frame *f) {
-    return (weft_priority)(f->fork.prev & 1);
+    return (weft__frame *)(f->fork.prev & ~(uintptr_t)WEFT__FORK_BITS);
 }
 
 /* Out of line, in frame.c; the owner's paths take its worker. */
 typedef struct weft__worker weft__worker;
+
+/* The owner is about to change the group or priority that its forks
+ * inherit: stamp its private frames that take theirs from the head (frame.c,
+ * "Stamps"). weft__worker_retag_begin (worker.h) calls it when it sees
+ * private frames. */
+WEFT__HIDDEN WEFT__COLD void weft__frame_stamp_private(weft__worker *w);
 
 /* The owner's slow paths are join.h's weft__join_fork_cold (the fork of fr
  * began an episode or saw a bit raised) and weft__join_pop_cold (after A: fr

@@ -41,7 +41,10 @@ static inline void weft__pool_note_high(weft_pool *pool) {
 static inline void weft__worker_set_prio(weft__worker *w, weft_priority prio) {
     if (WEFT__UNLIKELY(prio == WEFT_PRIORITY_HIGH))
         weft__pool_note_high(w->pool);
-    w->h.prio = prio;
+    if (prio != w->h.prio) {
+        weft__worker_retag_begin(w);
+        w->h.prio = prio;
+    }
 }
 
 /* Call fn(arg) on w at priority prio (what it forks inherits it), then give
@@ -51,7 +54,10 @@ static inline void weft__worker_call_at(weft__worker *w, weft_priority prio, voi
     weft_priority outer = w->h.prio;
     weft__worker_set_prio(w, prio);
     fn(arg);
-    w->h.prio = outer; /* no note: it was noted when set */
+    if (w->h.prio != outer) {
+        weft__worker_retag_begin(w);
+        w->h.prio = outer; /* no note: it was noted when set */
+    }
 }
 
 /* weft__worker_high_waits for w (NULL: not a worker), with the common

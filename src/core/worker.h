@@ -16,6 +16,7 @@
 #include "core/private_work.h"
 #include "core/context.h"
 #include "core/deque.h"
+#include "core/frame.h"
 #include "core/group.h"
 #include "core/job.h"
 #include "idle/latch.h"
@@ -62,6 +63,21 @@ _Static_assert(offsetof(struct weft__worker_head, prio) + sizeof(uint32_t) <= 64
 /* Is w a caller slot (callers.c), held by an outside thread for one call? */
 static inline bool weft__is_caller(const weft__worker *w) {
     return w->index >= w->pool->threads + w->pool->contexts;
+}
+
+/* w is about to change the head's group or priority, what its forks
+ * inherit: first its private frames that take theirs from the head get them
+ * stamped (frame.c, "Stamps"). Private frames are what claim does not name
+ * (a lock held is one more reason to go there: it waits for it). Relaxed
+ * load of frames: our own word. Acquire load of claim: pairs with a forced
+ * thief's release, so its read of the head's tag for the frame it took
+ * comes before our change; with no private frame, no thief reads the tag
+ * until we fork again (a release of frames after the change). */
+static inline void weft__worker_retag_begin(weft__worker *w) {
+    uintptr_t top = (uintptr_t)atomic_load_explicit(&w->h.frames, memory_order_relaxed);
+    uintptr_t c = atomic_load_explicit(&w->h.claim, memory_order_acquire);
+    if (WEFT__UNLIKELY(top != (c & ~(uintptr_t)WEFT__CLAIM_REQUEST)))
+        weft__frame_stamp_private(w);
 }
 
 /* On the calling worker: fn(arg) in group, then set done, last (a stack
