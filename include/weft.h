@@ -19,6 +19,7 @@
  *
  * Functions that can fail return 0 or a positive errno value; none of them
  * sets the global errno, and none aborts the process on a recoverable error.
+ * weft_error_message() then says why, in words.
  *
  * Misuse that can be detected cheaply is answered, never a crash: a function
  * that returns int reports a NULL it cannot use, or an enum argument that is
@@ -85,6 +86,42 @@ extern "C" {
  * WEFT_VERSION_* macros to detect a header/library mismatch.
  * Any thread. Never fails. */
 WEFT_API const char *weft_version(void);
+
+/* Why the last weft call that returned an errno value on this thread
+ * failed, in words: "config.threads 100000 is above WEFT_THREADS_MAX 4096",
+ * "the graph has a cycle through node 3". Every errno value that a function
+ * of this header (or weft.hpp, through it) returns comes with a message,
+ * set by the failing call on the thread it returns to, just before it
+ * returns:
+ *  EINVAL     the argument or config field by name, and for a number its
+ *             value and the limit it broke;
+ *  ENOMEM     what could not be allocated;
+ *  EAGAIN     the worker thread that could not be created and the system's
+ *             reason, or that the default pool could not be created and why;
+ *  EBUSY      what holds the object: an acquired context, an unset event's
+ *             follow-ups, every context slot taken, a run of the graph, a
+ *             trace started or still being written;
+ *  EDEADLK    how the caller would wait for itself;
+ *  ELOOP      a node on the cycle, by its index (nodes are numbered from 0
+ *             in the order weft_graph_add added them);
+ *  ECANCELED  what was cancelled;
+ *  ESHUTDOWN  that weft_pool_destroy has closed the pool;
+ *  ECHILD     that the pool is a parent's pool in a fork child;
+ *  the errno of a file (weft_trace_start, weft_trace_stop): the path or the
+ *             step, and the system's words for the error.
+ * weft_pool_default sets it too when it returns NULL, and so may a call
+ * that returns no error because it runs the work on the calling thread
+ * instead (weft_run, weft_for, ...: no default pool could be created, or
+ * the pool is a parent's pool in a fork child).
+ * A call that succeeds does not clear it (that would cost every call a
+ * store), and may leave a message of a failure it got around: read it
+ * right after the failing call, before the next weft call.
+ * Never NULL: "" on a thread where no call has failed yet. The string
+ * belongs to the calling thread, which alone sees it; it stays valid until
+ * that thread exits, and its contents until the thread's next failing call
+ * (copy it to keep it longer). At most 511 bytes: a longer message, one
+ * quoting a long path, is cut. Any thread; never blocks, never fails. */
+WEFT_API const char *weft_error_message(void);
 
 /* A job: a function and the argument it is called with. */
 typedef void weft_fn(void *arg);

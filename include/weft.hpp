@@ -23,7 +23,10 @@
  * the callable runs, so it must be stored until then: see scope::spawn.
  *
  * Errors. A C function's errno value becomes a std::system_error (generic
- * category) thrown by the C++ call. Exceptions never unwind through weft's C
+ * category) thrown by the C++ call, whose what() names the C function and
+ * says why in words (weft_error_message: "weft_pool_create: config.threads
+ * 100000 is above WEFT_THREADS_MAX 4096", after the category's words for the
+ * errno). Exceptions never unwind through weft's C
  * frames: each trampoline catches what the callable throws, and the C++ call
  * rethrows it once the C call has returned, that is after all the work it
  * waits for has finished, so nothing still refers to the caller's frame.
@@ -92,14 +95,20 @@ class pool;
 
 namespace detail {
 
-/* An errno value from a C call, as an exception. */
-[[noreturn]] inline void throw_error(int err, const char *call) {
+/* An errno value, as an exception: what() says "call: why: " and then the
+ * generic category's words for err. */
+[[noreturn]] inline void throw_error(int err, const char *call, const char *why) {
 #if WEFT_HPP_EXCEPTIONS
-    throw std::system_error(err, std::generic_category(), call);
+    throw std::system_error(err, std::generic_category(), std::string(call) + ": " + why);
 #else
-    std::fprintf(stderr, "weft: %s failed: error %d\n", call, err);
+    std::fprintf(stderr, "weft: %s failed: %s (error %d)\n", call, why, err);
     std::abort();
 #endif
+}
+
+/* An errno value a C call returned on this thread: the call said why. */
+[[noreturn]] inline void throw_error(int err, const char *call) {
+    throw_error(err, call, weft_error_message());
 }
 
 /* Where jobs that may run in parallel leave an exception: the first one is
@@ -562,7 +571,9 @@ class pool {
         if (!share_.get())
             return;
         if (!share_.sole())
-            detail::throw_error(EBUSY, "weft_pool_destroy");
+            detail::throw_error(EBUSY, "weft_pool_destroy",
+                                "a weft::context, weft::event or weft::phase still holds a share "
+                                "of the pool");
         int err = weft_pool_destroy(share_.get()->handle);
         if (err)
             detail::throw_error(err, "weft_pool_destroy");
@@ -2239,7 +2250,7 @@ class graph {
      * (already running), ENOMEM. */
     bool run(pool_ref p = {}) {
         if (state_->running.exchange(true, std::memory_order_acquire))
-            detail::throw_error(EBUSY, "weft_graph_run");
+            detail::throw_error(EBUSY, "weft_graph_run", "the graph is already running");
         state_->errors.reset();
         int err = weft_graph_run(graph_, p.get());
         state_->running.store(false, std::memory_order_release);

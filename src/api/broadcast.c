@@ -22,6 +22,7 @@
 
 #include "core/current.h"
 #include "core/latch_owner.h"
+#include "os/error.h"
 
 void weft__broadcast_run(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg) {
     weft__broadcast d = {.fn = fn, .arg = arg};
@@ -44,7 +45,7 @@ void weft__broadcast_run(weft_pool *pool, void (*fn)(unsigned index, void *arg),
 
 int weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void *arg) {
     if (!fn)
-        return EINVAL;
+        return weft__error_set(EINVAL, "fn is NULL");
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err; /* EAGAIN, ECHILD */
@@ -52,7 +53,7 @@ int weft_broadcast(weft_pool *pool, void (*fn)(unsigned index, void *arg), void 
      * started meanwhile keeps the workers, whose shares it needs. Closed:
      * they are stopping (on_exit), and some would never run their share. */
     if (!weft__pending_hold(&pool->pending))
-        return ESHUTDOWN;
+        return weft__pool_closed_error();
     weft__broadcast_run(pool, fn, arg);
     weft__pending_release(&pool->pending);
     return 0;

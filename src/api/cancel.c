@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core/current.h"
+#include "os/error.h"
 
 struct weft_cancel_source {
     weft__group group; /* outer and source NULL: outside every nest */
@@ -25,10 +26,11 @@ bool weft_cancelled(void) {
 
 int weft_cancel_source_create(weft_cancel_source **source) {
     if (!source)
-        return EINVAL;
+        return weft__error_set(EINVAL, "source is NULL");
     weft_cancel_source *s = malloc(sizeof *s);
     if (!s)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the cancel source (%zu bytes)",
+                               sizeof *s);
     weft__group_init(&s->group, NULL);
     *source = s;
     return 0;
@@ -76,7 +78,7 @@ static void cancellable_root(void *arg) {
 
 int weft_run_cancellable(weft_pool *pool, weft_cancel_source *source, weft_fn *fn, void *arg) {
     if (!source || !fn)
-        return EINVAL;
+        return weft__error_set(EINVAL, "%s is NULL", source ? "fn" : "source");
     if (weft__pool_lookup(pool, &pool) == ECHILD)
         return ECHILD;
     cancellable c = {.source = &source->group, .fn = fn, .arg = arg};
@@ -86,5 +88,10 @@ int weft_run_cancellable(weft_pool *pool, weft_cancel_source *source, weft_fn *f
         cancellable_root(&c); /* no default pool: the calling thread does it */
     /* A cancel that came too late to skip anything still counts, as in
      * weft_reduce: whoever cancelled wanted no result. */
-    return weft__group_cancelled(&c.group) ? ECANCELED : 0;
+    if (!weft__group_cancelled(&c.group))
+        return 0;
+    if (weft__group_cancelled(&source->group))
+        return weft__error_set(ECANCELED, "the cancel source was cancelled");
+    return weft__error_set(ECANCELED, "the run was cancelled: weft_cancel in fn, or a group "
+                                      "around the caller");
 }

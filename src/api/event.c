@@ -36,6 +36,7 @@
 #include "core/submit.h"
 #include "api/spawn.h"
 #include "core/latch_owner.h"
+#include "os/error.h"
 
 typedef struct waiter {
     weft__latch latch;
@@ -55,13 +56,13 @@ struct weft_event {
 
 int weft_event_create(weft_event **event, weft_pool *pool, unsigned dependencies) {
     if (!event)
-        return EINVAL;
+        return weft__error_set(EINVAL, "event is NULL");
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
     weft_event *e = malloc(sizeof *e);
     if (!e)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the event (%zu bytes)", sizeof *e);
     e->pool = pool;
     atomic_init(&e->pending, dependencies);
     atomic_init(&e->fired, dependencies == 0);
@@ -184,12 +185,12 @@ void weft_event_wait(weft_event *event) {
 
 int weft_event_then(weft_event *event, weft_fn *fn, void *arg) {
     if (!event || !fn)
-        return EINVAL;
+        return weft__error_set(EINVAL, "%s is NULL", event ? "fn" : "event");
     if (weft__pool_is_stale(event->pool))
-        return ECHILD;
+        return weft__pool_stale_error();
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the follow-up job");
     weft_pool *pool = event->pool;
     weft__heap_job_init(h, NULL, &pool->pending, fn, arg);
     pthread_mutex_lock(&event->lock);
@@ -202,7 +203,7 @@ int weft_event_then(weft_event *event, weft_fn *fn, void *arg) {
     pthread_mutex_unlock(&event->lock);
     if (!queued) {
         weft__heap_job_free(h);
-        return ESHUTDOWN; /* weft_pool_destroy closed the pool */
+        return weft__pool_closed_error();
     }
     if (set)
         queue_followup(pool, h);

@@ -12,7 +12,8 @@
  * blocks.
  *
  * Before a run, a graph changed since its last check is checked for cycles
- * (Kahn's algorithm); a graph with a cycle returns ELOOP and runs nothing.
+ * (Kahn's algorithm); a graph with a cycle returns ELOOP and runs nothing,
+ * and its message names a node on the cycle (node_on_cycle).
  *
  * A run is a cancellation group (group.h), made anew by each run: once it is
  * cancelled, the nodes that have not started are skipped but still counted
@@ -25,12 +26,14 @@
 #include "core/current.h"
 #include "core/submit.h"
 #include "core/latch_owner.h"
+#include "os/error.h"
 
 struct weft_node {
     weft__job job;     /* first: the job is the node */
     weft_fn *fn;       /* I */
     void *arg;         /* I */
     weft_graph *graph; /* I */
+    size_t index;      /* I: its place in nodes, the order weft_graph_add made them in */
     weft_node **succ;  /* successors (built before runs) */
     size_t nsucc, succ_cap;
     unsigned preds;           /* predecessors (edges into this node) */
@@ -42,6 +45,7 @@ struct weft_graph {
     size_t n, cap;
     bool checked;           /* no change since the last cycle check */
     bool acyclic;           /* result of that check */
+    size_t cycle_node;      /* if not acyclic: a node on a cycle (its index) */
     _Atomic bool running;   /* A: a run is in progress (EBUSY) */
     weft_pool *pool;        /* the current run's pool */
     weft__count_latch done; /* the current run: a count per node */
@@ -50,10 +54,10 @@ struct weft_graph {
 
 int weft_graph_create(weft_graph **graph) {
     if (!graph)
-        return EINVAL;
+        return weft__error_set(EINVAL, "graph is NULL");
     weft_graph *g = calloc(1, sizeof *g);
     if (!g)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the graph");
     atomic_init(&g->running, false);
     *graph = g;
     return 0;
@@ -85,18 +89,26 @@ static int reserve(void **array, size_t *cap, size_t n, size_t size) {
 
 static void node_execute(weft__job *job);
 
+/* An edit's EBUSY. Relaxed: misuse detection only; edits and runs are not
+ * concurrent. */
+static int check_not_running(weft_graph *graph) {
+    if (atomic_load_explicit(&graph->running, memory_order_relaxed))
+        return weft__error_set(EBUSY, "the graph is running");
+    return 0;
+}
+
 int weft_graph_add(weft_graph *graph, weft_fn *fn, void *arg, weft_node **node) {
     if (!graph || !fn || !node)
-        return EINVAL;
-    /* Relaxed: misuse detection only; edits and runs are not concurrent. */
-    if (atomic_load_explicit(&graph->running, memory_order_relaxed))
-        return EBUSY;
-    if (reserve((void **)&graph->nodes, &graph->cap, graph->n, sizeof *graph->nodes))
-        return ENOMEM;
-    weft_node *nd = calloc(1, sizeof *nd);
-    if (!nd)
-        return ENOMEM;
-    *nd = (weft_node){.job.execute = node_execute, .fn = fn, .arg = arg, .graph = graph};
+        return weft__error_set(EINVAL, "%s is NULL", !graph ? "graph" : !fn ? "fn" : "node");
+    int err = check_not_running(graph);
+    if (err)
+        return err;
+    weft_node *nd = NULL;
+    if (reserve((void **)&graph->nodes, &graph->cap, graph->n, sizeof *graph->nodes) ||
+        !(nd = calloc(1, sizeof *nd)))
+        return weft__error_set(ENOMEM, "out of memory for node %zu", graph->n);
+    *nd = (weft_node){
+        .job.execute = node_execute, .fn = fn, .arg = arg, .graph = graph, .index = graph->n};
     graph->nodes[graph->n++] = nd;
     graph->checked = false;
     *node = nd;
@@ -104,17 +116,47 @@ int weft_graph_add(weft_graph *graph, weft_fn *fn, void *arg, weft_node **node) 
 }
 
 int weft_graph_edge(weft_graph *graph, weft_node *before, weft_node *after) {
-    if (!graph || !before || !after || before->graph != graph || after->graph != graph)
-        return EINVAL;
-    /* Relaxed: misuse detection only, as in weft_graph_add. */
-    if (atomic_load_explicit(&graph->running, memory_order_relaxed))
-        return EBUSY;
+    if (!graph || !before || !after)
+        return weft__error_set(EINVAL, "%s is NULL",
+                               !graph    ? "graph"
+                               : !before ? "before"
+                                         : "after");
+    if (before->graph != graph || after->graph != graph)
+        return weft__error_set(EINVAL, "%s is a node of another graph",
+                               before->graph != graph ? "before" : "after");
+    int err = check_not_running(graph);
+    if (err)
+        return err;
     if (reserve((void **)&before->succ, &before->succ_cap, before->nsucc, sizeof *before->succ))
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for an edge from node %zu", before->index);
     before->succ[before->nsucc++] = after;
     after->preds++;
     graph->checked = false;
     return 0;
+}
+
+/* After Kahn's algorithm: a node on a cycle, given room for n pointers.
+ * Every node left unsorted (waiting > 0) has an unsorted predecessor, so
+ * walking from one to such a predecessor never stops, and after n steps
+ * the walk is on a cycle (it has seen n + 1 nodes). The smallest index on
+ * that cycle is the answer: the same however the walk entered it. */
+static size_t node_on_cycle(const weft_graph *g, weft_node **pred) {
+    weft_node *nd = NULL;
+    /* Relaxed: the counts are the checking thread's alone (check_acyclic). */
+    for (size_t i = 0; i < g->n; i++) {
+        weft_node *p = g->nodes[i];
+        if (!atomic_load_explicit(&p->waiting, memory_order_relaxed))
+            continue;
+        nd = p;
+        for (size_t k = 0; k < p->nsucc; k++)
+            pred[p->succ[k]->index] = p; /* an unsorted predecessor of each successor */
+    }
+    for (size_t i = 0; i < g->n; i++)
+        nd = pred[nd->index];
+    size_t first = nd->index;
+    for (weft_node *m = pred[nd->index]; m != nd; m = pred[m->index])
+        first = m->index < first ? m->index : first;
+    return first;
 }
 
 /* Kahn's algorithm on the static counts: acyclic iff every node gets sorted.
@@ -124,7 +166,7 @@ static int check_acyclic(weft_graph *g) {
         return 0;
     weft_node **ready = malloc((g->n ? g->n : 1) * sizeof *ready);
     if (!ready)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the cycle check of %zu nodes", g->n);
     size_t head = 0, tail = 0;
     /* Relaxed below: one thread (the runner, holding `running`) uses the
      * counts here; a run resets them before any job sees them. */
@@ -139,8 +181,10 @@ static int check_acyclic(weft_graph *g) {
             if (atomic_fetch_sub_explicit(&nd->succ[k]->waiting, 1, memory_order_relaxed) == 1)
                 ready[tail++] = nd->succ[k];
     }
-    free(ready);
     g->acyclic = tail == g->n;
+    if (!g->acyclic)
+        g->cycle_node = node_on_cycle(g, ready); /* ready's work is done */
+    free(ready);
     g->checked = true;
     return 0;
 }
@@ -194,22 +238,28 @@ static void run_inside(void *arg) {
 
 int weft_graph_run(weft_graph *graph, weft_pool *pool) {
     if (!graph)
-        return EINVAL;
+        return weft__error_set(EINVAL, "graph is NULL");
     if (pool && weft__pool_is_stale(pool))
-        return ECHILD;
+        return weft__pool_stale_error();
     bool idle = false;
+    /* Acquire: the previous run's writes are visible. */
     if (!atomic_compare_exchange_strong_explicit(&graph->running, &idle, true, memory_order_acquire,
                                                  memory_order_relaxed))
-        return EBUSY; /* acquire: the previous run's writes are visible */
+        return weft__error_set(EBUSY, "the graph is already running");
     int err = check_acyclic(graph);
     if (!err && !graph->acyclic)
-        err = ELOOP;
+        err = weft__error_set(ELOOP,
+                              "the graph has a cycle through node %zu (nodes are numbered "
+                              "from 0 in the order weft_graph_add added them)",
+                              graph->cycle_node);
     if (!err && graph->n) {
         weft_run(pool, run_inside, graph);
         if (weft__group_cancelled(&graph->group))
-            err = ECANCELED;
+            err = weft__error_set(ECANCELED, "the run was cancelled: by weft_cancel in a node, "
+                                             "or a group around it");
     } else if (!err && weft__group_cancelled(weft__current_group())) {
-        err = ECANCELED; /* an empty run in a cancelled group answers as a full one */
+        /* an empty run in a cancelled group answers as a full one */
+        err = weft__error_set(ECANCELED, "a group around the run was cancelled");
     }
     /* Release: pairs with the next run's acquire. */
     atomic_store_explicit(&graph->running, false, memory_order_release);

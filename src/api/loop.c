@@ -50,6 +50,7 @@
 #include "core/current.h"
 #include "core/worker.h"
 #include "core/priority.h"
+#include "os/error.h"
 
 /* Accumulators up to this size live in the splitting frame (one per level of
  * the tree, at most 64 levels, and one per rest a leaf handed on, at most
@@ -324,16 +325,38 @@ static void reduce_split(piece *p, piece *l, piece *r) {
         free(r->acc);
 }
 
+/* weft_reduce's EINVAL, naming the argument or field; else 0. */
+static int check_reducer(const weft_reducer *r, const void *result) {
+    if (!r)
+        return weft__error_set(EINVAL, "reducer is NULL");
+    if (!r->size)
+        return weft__error_set(EINVAL, "reducer->size is 0");
+    const char *null = !r->init ? "init" : !r->fold ? "fold" : !r->combine ? "combine" : NULL;
+    if (null)
+        return weft__error_set(EINVAL, "reducer->%s is NULL", null);
+    if (!result)
+        return weft__error_set(EINVAL, "result is NULL");
+    return 0;
+}
+
+/* weft_reduce's other errors, with their messages: an ENOMEM a piece met on
+ * whichever thread ran it, or a cancel, is set on the caller's thread. */
+static int reduce_error(int err, size_t size) {
+    if (err == ENOMEM)
+        return weft__error_set(err, "out of memory for an accumulator of %zu bytes", size);
+    return weft__error_set(err, "the reduction, or a group around it, was cancelled");
+}
+
 int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
                 const weft_reducer *reducer, void *result) {
-    if (!reducer || !reducer->size || !reducer->init || !reducer->fold || !reducer->combine ||
-        !result)
-        return EINVAL;
+    int err = check_reducer(reducer, result);
+    if (err)
+        return err;
     if (begin >= end) {
         /* Nothing to run, but the reduction belongs to the caller's group
          * as a non-empty one does: cancelled, it answers so. */
         if (weft__group_cancelled(weft__current_group()))
-            return ECANCELED;
+            return reduce_error(ECANCELED, reducer->size);
         reducer->init(result, reducer->arg); /* the identity */
         return 0;
     }
@@ -350,7 +373,7 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
     alignas(max_align_t) unsigned char small[REDUCE_STACK_BYTES];
     void *acc = reducer->size <= sizeof small ? (void *)small : malloc(reducer->size);
     if (!acc)
-        return ENOMEM;
+        return reduce_error(ENOMEM, reducer->size);
     piece root = {.loop = &l, .begin = begin, .end = end, .splits = l.threads, .acc = acc};
     if (pool)
         weft_run(pool, root_run, &root);
@@ -358,7 +381,8 @@ int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain,
         root_run(&root); /* no default pool: the calling thread does it all */
     /* A cancel too late to skip any piece still counts: whoever cancelled
      * asked for no result, and the answer must not depend on the race. */
-    int err = root.err ? root.err : weft__group_cancelled(&l.group) ? ECANCELED : 0;
+    if (root.err || weft__group_cancelled(&l.group))
+        err = reduce_error(root.err ? root.err : ECANCELED, reducer->size);
     if (!err)
         memcpy(result, acc, reducer->size);
     if (acc != small)

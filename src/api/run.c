@@ -12,6 +12,7 @@
 #include <errno.h>
 
 #include "core/current.h"
+#include "api/spawn.h"
 #include "core/worker.h"
 #include "core/priority.h"
 #include "core/submit.h"
@@ -35,8 +36,9 @@ static void run_job_execute(weft__job *job) {
 int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
     /* Before anything else: priority indexes the injectors and, once it is a
      * worker's priority, the deques its forks are pushed on. */
-    if (!fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
-        return EINVAL;
+    int err = weft__spawn_check_args(fn, priority);
+    if (err)
+        return err;
     pool = weft__pool_resolve(pool);
     weft__worker *w = pool ? weft__worker_of(pool) : NULL;
     if (w) {

@@ -15,6 +15,7 @@
 #include "core/current.h"
 #include "api/spawn.h"
 #include "core/latch_owner.h"
+#include "os/error.h"
 
 struct weft_scope {
     weft_pool *pool; /* NULL: no pool could be created, jobs run inline */
@@ -51,10 +52,13 @@ void weft_scope_run(weft_pool *pool, void (*body)(weft_scope *scope, void *arg),
 /* What every spawn into a scope comes down to. */
 static int scope_spawn(weft_scope *scope, weft_fn *fn, weft_fn *release, void *arg,
                        weft_priority priority) {
-    if (!scope || !fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
-        return EINVAL;
+    if (!scope)
+        return weft__error_set(EINVAL, "scope is NULL");
+    int err = weft__spawn_check_args(fn, priority);
+    if (err)
+        return err;
     if (weft__group_cancelled(&scope->group))
-        return ECANCELED;
+        return weft__error_set(ECANCELED, "the scope, or a group around it, was cancelled");
     if (!scope->pool) {
         fn(arg);
         return 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* weft_sort, weft_sort_r: qsort in parallel, on the public API alone
- * (weft_run, weft_join, weft_cancelled).
+ * (weft_run, weft_join, weft_cancelled), and the error message (os/error.h).
  *
  * A parallel introsort in place, as weft::sort in weft.hpp, for elements
  * known only by their size and a comparison function:
@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "weft.h"
+#include "os/error.h"
 
 /* A piece this long or shorter is sorted on one thread: some 20 000
  * compares through a function pointer, tens of microseconds, against which
@@ -219,8 +220,14 @@ static void sort_root(void *arg) {
 static int sort_any(weft_pool *pool, void *base, size_t n, size_t size,
                     int (*cmp)(const void *, const void *),
                     int (*cmp_r)(const void *, const void *, void *), void *arg) {
-    if ((!base && n > 0) || size == 0 || (!cmp && !cmp_r) || (n > 0 && size > SIZE_MAX / n))
-        return EINVAL;
+    if (!base && n > 0)
+        return weft__error_set(EINVAL, "base is NULL and n is %zu", n);
+    if (size == 0)
+        return weft__error_set(EINVAL, "size is 0");
+    if (!cmp && !cmp_r)
+        return weft__error_set(EINVAL, "cmp is NULL");
+    if (n > 0 && size > SIZE_MAX / n)
+        return weft__error_set(EINVAL, "n %zu times size %zu overflows size_t", n, size);
     sorter s = {size, cmp, cmp_r, arg, 0, false};
     for (size_t k = n; k > 1; k >>= 1)
         s.budget += 2;
@@ -232,7 +239,10 @@ static int sort_any(weft_pool *pool, void *base, size_t n, size_t size,
     }
     if (weft_cancelled())
         atomic_store_explicit(&s.cancelled, true, memory_order_relaxed);
-    return atomic_load_explicit(&s.cancelled, memory_order_relaxed) ? ECANCELED : 0;
+    if (atomic_load_explicit(&s.cancelled, memory_order_relaxed))
+        return weft__error_set(ECANCELED, "the caller's group was cancelled: the array is not "
+                                          "necessarily sorted");
+    return 0;
 }
 
 int weft_sort(weft_pool *pool, void *base, size_t n, size_t size,

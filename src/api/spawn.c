@@ -15,6 +15,7 @@
 #include "core/current.h"
 #include "core/submit.h"
 #include "core/latch_owner.h"
+#include "os/error.h"
 
 /* Per-worker cap on recycled jobs: absorbs bursts of spawns; beyond it memory
  * goes back to malloc, so a worker that only executes others' spawns does not
@@ -80,9 +81,10 @@ void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft__pe
 static int submit_counted(weft_pool *pool, weft__heap_job *h, weft_priority prio) {
     int err = h->pending ? weft__pool_submit_detached(pool, &h->job, prio)
                          : weft__pool_submit_prio(pool, &h->job, prio);
-    if (err) {
+    if (err) { /* ENOMEM: a full deque that could not grow */
         heap_job_done(h);
         weft__heap_job_free(h);
+        weft__error_set(err, "out of memory growing the calling worker's deque");
     }
     return err;
 }
@@ -90,7 +92,7 @@ static int submit_counted(weft_pool *pool, weft__heap_job *h, weft_priority prio
 int weft__spawn_counted(weft_pool *pool, const weft__heap_job *job, weft_priority prio) {
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the job");
     weft__count_latch_increment(job->counter);
     *h = *job;
     h->job.execute = heap_job_execute;
@@ -100,19 +102,28 @@ int weft__spawn_counted(weft_pool *pool, const weft__heap_job *job, weft_priorit
 int weft__spawn_detached(weft_pool *pool, weft_fn *fn, void *arg, weft_priority prio) {
     weft__heap_job *h = weft__heap_job_alloc();
     if (!h)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the job");
     if (!weft__pending_hold(&pool->pending)) {
         weft__heap_job_free(h);
-        return ESHUTDOWN;
+        return weft__pool_closed_error();
     }
     weft__heap_job_init(h, NULL, &pool->pending, fn, arg);
     return submit_counted(pool, h, prio);
 }
 
+int weft__spawn_check_args(weft_fn *fn, weft_priority priority) {
+    if (!fn)
+        return weft__error_set(EINVAL, "fn is NULL");
+    if ((unsigned)priority > WEFT_PRIORITY_HIGH)
+        return weft__error_set(EINVAL, "priority %d is not a weft_priority enumerator",
+                               (int)priority);
+    return 0;
+}
+
 int weft_spawn_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority priority) {
-    if (!fn || (unsigned)priority > WEFT_PRIORITY_HIGH)
-        return EINVAL;
-    int err = weft__pool_lookup(pool, &pool);
+    int err = weft__spawn_check_args(fn, priority);
+    if (!err)
+        err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
     return weft__spawn_detached(pool, fn, arg, priority);

@@ -25,6 +25,11 @@ WEFT__HIDDEN void weft__heap_job_init(weft__heap_job *h, weft__count_latch *coun
 WEFT__HIDDEN int weft__spawn_counted(weft_pool *pool, const weft__heap_job *job,
                                      weft_priority prio);
 
+/* What every entry point that takes a job checks first: 0, or EINVAL with
+ * its message (os/error.h) if fn is NULL or priority is not an enumerator
+ * (it indexes the injectors and deques). */
+WEFT__HIDDEN int weft__spawn_check_args(weft_fn *fn, weft_priority priority);
+
 /* Queue fn(arg) as a detached job of the pool, counted in its pending work.
  * 0, ENOMEM, or ESHUTDOWN (weft_pool_destroy closed the pool; nothing queued). */
 WEFT__HIDDEN int weft__spawn_detached(weft_pool *pool, weft_fn *fn, void *arg, weft_priority prio);

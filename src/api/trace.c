@@ -33,6 +33,7 @@
 
 #include "api/broadcast.h"
 #include "os/env.h"
+#include "os/error.h"
 
 #define OUTSIDE_TID 100000 /* the track of threads outside the pool */
 
@@ -121,23 +122,25 @@ static void stop_drained(weft_pool *pool);
 
 int weft_trace_start(weft_pool *pool, const char *path) {
     if (!path)
-        return EINVAL;
+        return weft__error_set(EINVAL, "path is NULL");
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
     weft__trace_buf *collected = calloc(pool->threads, sizeof *collected);
     if (!collected)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the trace buffers of %u workers",
+                               pool->threads);
     /* Under stop_lock, the EBUSY check comes before the file is created, so
      * a second start cannot truncate a file some other path names. A stop
      * under way has its buffers to hand over first. */
     pthread_mutex_lock(&pool->trace.stop_lock);
-    err = atomic_load_explicit(&pool->trace.on, memory_order_relaxed) || pool->trace.stopping
-              ? EBUSY
-              : 0;
+    if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
+        err = weft__error_set(EBUSY, "the pool is already tracing");
+    else if (pool->trace.stopping)
+        err = weft__error_set(EBUSY, "a stop of the pool's trace is still writing its file");
     FILE *f = NULL;
-    if (!err && (f = fopen(path, "w")) == NULL)
-        err = errno; /* ENOENT, EACCES, EISDIR, ENOTDIR, ... */
+    if (!err && (f = fopen(path, "w")) == NULL) /* ENOENT, EACCES, EISDIR, ENOTDIR, ... */
+        err = weft__error_set_sys(errno, "cannot create the trace file \"%s\"", path);
     if (!err) {
         pthread_mutex_lock(&pool->trace.lock);
         pool->trace.file = f;
@@ -164,9 +167,11 @@ static void collect(unsigned index, void *arg) {
 /* stop_lock is held for the changes of state only, never across the
  * broadcast: that wait may run other jobs of this thread, and one of them may
  * stop another pool's trace, whose broadcast may need a worker that waits for
- * this lock (two stops nested in opposite orders on two threads). */
-static int stop(weft_pool *pool) {
-    int err;
+ * this lock (two stops nested in opposite orders on two threads).
+ *
+ * A stop's first step: turn recording off. false if it was not on (never
+ * started, or another stop turned it off); then there is nothing to finish. */
+static bool stop_begin(weft_pool *pool) {
     pthread_mutex_lock(&pool->trace.stop_lock);
     /* Acquire: pairs with start's release store; its file and buffers. */
     bool on = atomic_load_explicit(&pool->trace.on, memory_order_acquire);
@@ -178,12 +183,16 @@ static int stop(weft_pool *pool) {
         pool->trace.stopping = true;
     }
     pthread_mutex_unlock(&pool->trace.stop_lock);
-    if (!on)
-        return EINVAL;                        /* not tracing, or another stop turned it off */
+    return on;
+}
+
+/* The second: collect the buffers, write the file. 0, or the errno of
+ * writing it. */
+static int stop_finish(weft_pool *pool) {
     weft__broadcast_run(pool, collect, pool); /* each worker, between two jobs */
     uint64_t end = weft__now_ns();
     pthread_mutex_lock(&pool->trace.lock);
-    err = write_json(pool, end);
+    int err = write_json(pool, end);
     for (unsigned i = 0; i < pool->threads; i++)
         weft__trace_buf_free(&pool->trace.collected[i]);
     weft__trace_buf_free(&pool->trace.outside);
@@ -205,12 +214,19 @@ int weft_trace_stop(weft_pool *pool) {
     if (err)
         return err;
     if (!weft__pending_hold(&pool->pending))
-        return EINVAL; /* closed: destroy has stopped the trace */
-    err = stop(pool);
+        return weft__error_set(EINVAL, "the pool is not tracing: weft_pool_destroy has closed it "
+                                       "and stopped its trace");
+    if (!stop_begin(pool))
+        err = weft__error_set(EINVAL, "the pool is not tracing (or another stop turned it off "
+                                      "and is writing the file)");
+    else if ((err = stop_finish(pool)) != 0)
+        weft__error_set_sys(err, "writing the trace file");
     weft__pending_release(&pool->pending);
     return err;
 }
 
+/* For weft_pool_destroy: the file's error has no one to go to. */
 static void stop_drained(weft_pool *pool) {
-    (void)stop(pool); /* the file's error has no one to go to */
+    if (stop_begin(pool))
+        (void)stop_finish(pool);
 }

@@ -34,6 +34,7 @@
 #include "core/priority.h"
 #include "core/submit.h"
 
+#include "os/error.h"
 #include "os/futex.h"
 
 struct weft_context {
@@ -41,8 +42,17 @@ struct weft_context {
 };
 
 int weft_context_acquire(weft_pool *pool, weft_context **context) {
-    if (!context || weft__current_worker())
-        return EINVAL; /* a worker, or a thread that already holds a context */
+    weft__worker *self = weft__current_worker();
+    if (!context)
+        return weft__error_set(EINVAL, "context is NULL");
+    if (self && !self->is_context)
+        return weft__error_set(EINVAL, "the calling thread is worker %u of a pool", self->index);
+    if (self && weft__is_caller(self))
+        return weft__error_set(EINVAL, "the calling thread is inside a weft_run (caller slot %u)",
+                               self->index - self->pool->threads - self->pool->contexts);
+    if (self)
+        return weft__error_set(EINVAL, "the calling thread already holds context %u",
+                               self->index - self->pool->threads);
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
@@ -59,7 +69,8 @@ int weft_context_acquire(weft_pool *pool, weft_context **context) {
             return 0;
         }
     }
-    return EBUSY;
+    return weft__error_set(EBUSY, "all %u context slots of the pool are taken (config.contexts)",
+                           pool->contexts);
 }
 
 void weft_context_release(weft_context *context) {

@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "core/current.h"
+#include "core/pool_config.h"
 #include "core/worker.h"
 #include "core/idle_env.h"
 #include "core/latch_owner.h"
@@ -50,6 +51,7 @@
 #include "idle/budget.h"
 #include "os/cpus.h"
 #include "os/env.h"
+#include "os/error.h"
 #include "os/futex.h"
 #include "os/process.h"
 
@@ -130,12 +132,13 @@ static int init_workers(weft_pool *pool) {
     unsigned slots = weft__pool_slots_all(pool);
     pool->workers = alloc_aligned((size_t)slots * sizeof(weft__worker));
     if (!pool->workers)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the pool's %u worker slots", slots);
     for (unsigned i = 0; i < slots; i++) {
         weft__worker *w = &pool->workers[i];
         for (int p = 0; p < WEFT__PRIORITIES; p++) {
-            if (weft__deque_init(&w->deques[p], DEQUE_CAPACITY) != 0)
-                return ENOMEM; /* pool_free: a zeroed deque is empty */
+            if (weft__deque_init(&w->deques[p], DEQUE_CAPACITY) !=
+                0) /* pool_free: zeroed is empty */
+                return weft__error_set(ENOMEM, "out of memory for the deques of worker slot %u", i);
         }
         w->pool = pool;
         w->index = i;
@@ -152,52 +155,19 @@ static int init_workers(weft_pool *pool) {
     return 0;
 }
 
-static int check_config(const weft_config *c) {
-    if (c->threads > WEFT_THREADS_MAX || c->contexts > WEFT_THREADS_MAX ||
-        (c->callers > WEFT_THREADS_MAX && !c->callers_wait))
-        return EINVAL;
-    if (c->stack_size != 0 && c->stack_size < ((size_t)64 << 10))
-        return EINVAL;
-    if ((unsigned)c->leave > WEFT_LEAVE_FAST || (unsigned)c->wake > WEFT_WAKE_ALL)
-        return EINVAL;
-    return 0;
-}
-
-/* config->threads, else $WEFT_NUM_THREADS if valid (env.c warns if not),
- * else cpus, the CPUs this process may use. */
-static unsigned resolve_threads(unsigned threads, unsigned cpus) {
-    if (threads)
-        return threads;
-    return weft__env_threads(cpus > WEFT_THREADS_MAX ? WEFT_THREADS_MAX : cpus);
-}
-
-/* How many caller slots (callers.c) a pool made with c gets beside `used`
- * workers and contexts: none if its callers wait, or by default with an
- * on_start; else c->callers, else as many of WEFT_CALLERS_DEFAULT as
- * WEFT_THREADS_MAX leaves room for. */
-static unsigned resolve_callers(const weft_config *c, unsigned used) {
-    /* on_start: jobs may need its work on their thread (weft.h). Wake-all:
-     * the legacy protocol as legacy Rayon runs it, whose outside callers
-     * inject and block; a caller that pushed its own jobs one by one would
-     * wake every sleeper at each push. */
-    if (c->callers_wait || (!c->callers && (c->on_start || c->wake == WEFT_WAKE_ALL)))
-        return 0;
-    if (c->callers)
-        return c->callers;
-    unsigned room = used < WEFT_THREADS_MAX ? WEFT_THREADS_MAX - used : 0;
-    return room < WEFT_CALLERS_DEFAULT ? room : WEFT_CALLERS_DEFAULT;
-}
-
 static int pool_init(weft_pool *pool, const weft_config *c) {
     /* Read once (cpus.c reads files): the pool's size and the leave
      * policy's CPU count come from the same figure. */
     unsigned cpus = weft__cpus_available();
     pool->cpus = cpus;
-    pool->threads = resolve_threads(c->threads, cpus);
+    pool->threads = weft__pool_config_threads(c->threads, cpus);
     pool->contexts = c->contexts;
-    pool->callers = resolve_callers(c, pool->threads + pool->contexts);
+    pool->callers = weft__pool_config_callers(c, pool->threads + pool->contexts);
     if (weft__pool_slots_all(pool) > WEFT_THREADS_MAX)
-        return EINVAL;
+        return weft__error_set(EINVAL,
+                               "config threads %u + contexts %u + callers %u is above "
+                               "WEFT_THREADS_MAX %u",
+                               pool->threads, pool->contexts, pool->callers, WEFT_THREADS_MAX);
     snprintf(pool->name, sizeof pool->name, "%s", c->name ? c->name : "weft");
     pool->on_start = c->on_start;
     pool->on_exit = c->on_exit;
@@ -220,10 +190,11 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     weft__served_init(&pool->served);
     pool->idle_env = weft__worker_idle_env(pool);
     int err = init_workers(pool);
-    if (!err)
-        err = weft__sleep_init(&pool->sleep, &pool->idle_env, pool->threads,
-                               weft__pool_slots_all(pool), cpus, c->wake == WEFT_WAKE_ALL,
-                               c->leave == WEFT_LEAVE_FAST);
+    if (!err && weft__sleep_init(&pool->sleep, &pool->idle_env, pool->threads,
+                                 weft__pool_slots_all(pool), cpus, c->wake == WEFT_WAKE_ALL,
+                                 c->leave == WEFT_LEAVE_FAST) != 0) /* ENOMEM only */
+        err = weft__error_set(ENOMEM, "out of memory for the sleep slots of %u workers",
+                              weft__pool_slots_all(pool));
     return err;
 }
 
@@ -279,32 +250,19 @@ static void install_fork_handlers(void) {
 static int need_fork_handlers(void) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, install_fork_handlers);
-    return fork_handlers_err ? ENOMEM : 0;
+    if (fork_handlers_err)
+        return weft__error_set(ENOMEM, "out of memory for the fork handlers (pthread_atfork)");
+    return 0;
 }
 
 /* ---- The public lifecycle ----------------------------------------------- */
-
-/* The caller's config as this library's struct: copy what the caller has,
- * defaults (zeros) for what it does not; a larger struct's tail must be zero. */
-static int import_config(weft_config *c, const weft_config *config, size_t size) {
-    *c = (weft_config){0};
-    if (!config)
-        return 0;
-    memcpy(c, config, size < sizeof *c ? size : sizeof *c);
-    for (size_t i = sizeof *c; i < size; i++)
-        if (((const unsigned char *)config)[i] != 0)
-            return EINVAL; /* asks for something this library does not know */
-    return 0;
-}
 
 int weft_pool_create_sized(weft_pool **out, const weft_config *config, size_t config_size) {
     weft_config copy;
     const weft_config *c = &copy;
     if (!out)
-        return EINVAL;
-    int err = import_config(&copy, config, config_size);
-    if (!err)
-        err = check_config(c);
+        return weft__error_set(EINVAL, "pool is NULL");
+    int err = weft__pool_config_import(&copy, config, config_size);
     if (!err)
         err = need_fork_handlers();
     if (err)
@@ -312,7 +270,7 @@ int weft_pool_create_sized(weft_pool **out, const weft_config *config, size_t co
     weft__fence_init(); /* before any deque is used (fence.h) */
     weft_pool *pool = alloc_aligned(sizeof *pool);
     if (!pool)
-        return ENOMEM;
+        return weft__error_set(ENOMEM, "out of memory for the pool (%zu bytes)", sizeof *pool);
     err = pool_init(pool, c);
     if (!err)
         err = weft__workers_start(pool);
@@ -342,6 +300,12 @@ void weft__pool_unref(weft_pool *pool) {
     /* Acq_rel: every user's accesses happen-before the free. */
     if (atomic_fetch_sub_explicit(&pool->refs, 1, memory_order_acq_rel) == 1)
         pool_free(pool, false);
+}
+
+/* destroy's EBUSY for follow-ups parked on an unset event (pending.h). */
+static int parked_followups(void) {
+    return weft__error_set(EBUSY, "an event of the pool that is not set holds follow-ups "
+                                  "(weft_event_then): set or destroy it first");
 }
 
 /* Wait until the pool's detached jobs have finished and close it to new ones
@@ -374,7 +338,7 @@ static int drain(weft_pool *pool) {
         if (word == 0)
             return 0;
         if (weft__pending_parked(word))
-            return EBUSY;
+            return parked_followups();
     }
 }
 
@@ -384,14 +348,23 @@ static int check_not_inside(weft_pool *pool) {
     weft__worker *self = weft__current_worker();
     if (!self)
         return 0;
-    if (self->pool == pool) /* a context holds the pool; a worker or caller runs its job */
-        return self->is_context && !weft__is_caller(self) ? EBUSY : EDEADLK;
-    return weft__serve_reaches(&self->pool->served, &pool->served) ? EDEADLK : 0;
+    if (self->pool == pool && self->is_context && !weft__is_caller(self))
+        return weft__error_set(EBUSY, "the calling thread holds context %u of the pool",
+                               self->index - pool->threads);
+    if (self->pool == pool) /* a worker or caller runs its job */
+        return weft__error_set(EDEADLK, "called from a job of the pool, which destroy would "
+                                        "wait for");
+    if (weft__serve_reaches(&self->pool->served, &pool->served))
+        return weft__error_set(EDEADLK, "called from a thread of a pool doing work that a job "
+                                        "of this pool waits for: destroy would wait for it");
+    return 0;
 }
 
 int weft_pool_destroy(weft_pool *pool) {
-    if (!pool || pool->is_default)
-        return EINVAL; /* the default pool, or one abandoned by a fork */
+    if (!pool)
+        return weft__error_set(EINVAL, "pool is NULL");
+    if (pool->is_default) /* the default pool, or one abandoned by a fork */
+        return weft__error_set(EINVAL, "pool is the default pool, which lives until exit");
     if (weft__pool_is_stale(pool)) {
         pool_free(pool, true); /* its workers, its jobs' threads: all gone */
         return 0;
@@ -401,10 +374,11 @@ int weft_pool_destroy(weft_pool *pool) {
         return err;
     for (unsigned i = pool->threads; i < pool->threads + pool->contexts; i++)
         if (atomic_load_explicit(&pool->workers[i].taken, memory_order_acquire))
-            return EBUSY; /* acquire: pairs with weft_context_release */
+            return weft__error_set(EBUSY, "context %u of the pool is still acquired",
+                                   i - pool->threads); /* acquire: pairs with release */
     /* Relaxed: a quick answer from the count alone; drain decides. */
     if (weft__pending_parked(atomic_load_explicit(&pool->pending.word, memory_order_relaxed)))
-        return EBUSY;
+        return parked_followups();
     weft__phase_end_all(&pool->phase); /* as oneTBB: destroy ends phases */
     err = drain(pool);
     if (err)
@@ -441,12 +415,15 @@ weft_pool *weft_pool_default(void) {
             trace_at_exit = atexit(stop_default_trace) == 0; /* WEFT_TRACE: lives to exit */
     }
     pthread_mutex_unlock(&default_lock);
+    if (!pool) { /* this thread's weft_pool_create failed, and said why */
+        weft__error_prefix(0, "the default pool could not be created: ");
+        return NULL;
+    }
     /* The pool's workers run our code until exit: no dlclose may unmap it
      * (os/process.h). After the unlock: the loader's lock is taken inside. Only
      * threads that found no pool at their first look get here, and the pin
      * is idempotent. */
-    if (pool)
-        weft__os_keep_loaded();
+    weft__os_keep_loaded();
     return pool;
 }
 
@@ -455,9 +432,19 @@ int weft__pool_lookup(weft_pool *pool, weft_pool **out) {
     if (!pool)
         pool = w ? w->pool : weft_pool_default();
     else if (!(w && w->pool == pool) && weft__pool_is_stale(pool))
-        return ECHILD; /* a worker's own pool never is: skip the check */
+        return weft__pool_stale_error(); /* a worker's own pool never is: skip the check */
     *out = pool;
-    return pool ? 0 : EAGAIN;
+    return pool ? 0 : EAGAIN; /* weft_pool_default said why */
+}
+
+int weft__pool_stale_error(void) {
+    return weft__error_set(ECHILD, "the pool was created before this process forked: it has "
+                                   "no workers in the child");
+}
+
+int weft__pool_closed_error(void) {
+    return weft__error_set(ESHUTDOWN, "weft_pool_destroy has closed the pool (its workers are "
+                                      "stopping: on_exit)");
 }
 
 unsigned weft_pool_threads(const weft_pool *pool) {

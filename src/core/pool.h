@@ -112,8 +112,17 @@ static inline bool weft__pool_is_stale(const weft_pool *pool) {
  * (pool belongs to the parent of this fork child). */
 WEFT__HIDDEN int weft__pool_lookup(weft_pool *pool, weft_pool **out);
 
+/* ECHILD, with its message (os/error.h): the answer of an entry point given
+ * a stale pool. */
+WEFT__HIDDEN int weft__pool_stale_error(void);
+
+/* ESHUTDOWN, with its message: the answer of a submission to a pool that
+ * weft_pool_destroy has closed (pending.h). */
+WEFT__HIDDEN int weft__pool_closed_error(void);
+
 /* weft__pool_lookup for entry points that cannot report an error: NULL for
- * either, and they fall back to running the work on the calling thread. */
+ * either, and they fall back to running the work on the calling thread
+ * (leaving lookup's message set, as weft.h allows). */
 static inline weft_pool *weft__pool_resolve(weft_pool *pool) {
     weft_pool *p;
     return weft__pool_lookup(pool, &p) == 0 ? p : NULL;

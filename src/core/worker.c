@@ -24,6 +24,7 @@
 #include "core/latch_owner.h"
 
 #include "idle/budget.h"
+#include "os/error.h"
 #include "os/futex.h"
 #include "os/clock.h"
 #include "os/thread.h"
@@ -342,14 +343,20 @@ int weft__workers_start(weft_pool *pool) {
     pthread_attr_t attr;
     int err = pthread_attr_init(&attr);
     if (err)
-        return err;
+        return weft__error_set_sys(err, "pthread_attr_init");
     err = pthread_attr_setstacksize(&attr, pool->stack_size);
+    if (err)
+        weft__error_set_sys(err, "config.stack_size %zu: pthread_attr_setstacksize",
+                            pool->stack_size);
     unsigned i = 0;
     for (; i < pool->threads && !err; i++) {
         pool->workers[i].stats.started_ns = weft__now_ns(); /* before the thread: I */
         err = pthread_create(&pool->workers[i].thread, &attr, worker_main, &pool->workers[i]);
-        if (err)
+        if (err) {
+            weft__error_set_sys(err, "could not create the thread of worker %u (of %u)", i,
+                                pool->threads);
             break;
+        }
     }
     pthread_attr_destroy(&attr);
     if (err) {

@@ -74,6 +74,7 @@
 #include "idle/budget.h"
 
 #include "os/cpus.h"
+#include "os/error.h"
 #include "os/futex.h"
 #include "os/clock.h"
 
@@ -422,7 +423,8 @@ void weft__budget_fork_child(void) {
 
 int weft_set_concurrency(unsigned max_running) {
     if (max_running > WEFT_CONCURRENCY_MAX)
-        return EINVAL;
+        return weft__error_set(EINVAL, "max_running %u is above WEFT_CONCURRENCY_MAX %u",
+                               max_running, WEFT_CONCURRENCY_MAX);
     uint32_t cap = max_running ? max_running : cpus(); /* files read outside the lock */
     pthread_mutex_lock(&budget.lock);
     /* Relaxed: the grant below acts on them, under the lock; other readers

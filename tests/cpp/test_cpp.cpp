@@ -111,6 +111,8 @@ TEST(errors_become_system_errors) {
     } catch (const std::system_error &e) {
         CHECK(e.code() == std::errc::invalid_argument);
         CHECK(e.code().category() == std::generic_category());
+        /* The C call's name and its reason in words (weft_error_message). */
+        CHECK(std::strstr(e.what(), "weft_pool_create: config.stack_size 4096") != nullptr);
     }
     weft_config bad{};
     bad.threads = WEFT_THREADS_MAX + 1;
@@ -119,6 +121,7 @@ TEST(errors_become_system_errors) {
         CHECK(false);
     } catch (const std::system_error &e) {
         CHECK_EQ(e.code().value(), EINVAL);
+        CHECK(std::strstr(e.what(), "config.threads 4097 is above WEFT_THREADS_MAX") != nullptr);
     }
     /* weft_pool_destroy from the pool's own job: EDEADLK, pool intact. */
     weft::pool p(threads(2));
@@ -1026,6 +1029,7 @@ TEST(graph_errors) {
         CHECK(false);
     } catch (const std::system_error &e) {
         CHECK(e.code() == std::errc::too_many_symbolic_link_levels); /* ELOOP */
+        CHECK(std::strstr(e.what(), "cycle through node 0") != nullptr);
     }
 }
 #endif
