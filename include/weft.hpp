@@ -831,69 +831,125 @@ inline bool join_pop(weft__worker_head *w, weft__join_frame *fr, weft__join_fram
     return false;
 }
 
-/* join's g on the inline path: the callable, where its result goes, and
- * what it threw where it ran as a job. */
+/* join's g on the inline path: the callable, and where its result or
+ * exception goes when it runs as a job. The slot is raw: only the
+ * trampoline constructs it, so a join whose g runs inline (nearly all)
+ * writes nothing here but the callable's address; once the trampoline has
+ * run, finish() or drop() destroys what it made. */
 template <class G> struct join_half {
     using R = std::invoke_result_t<G>;
     explicit join_half(std::remove_reference_t<G> *callable) noexcept : g(callable) {}
+    join_half(const join_half &) = delete;
+    join_half &operator=(const join_half &) = delete;
+    ~join_half() {}
     std::remove_reference_t<G> *g;
-    result<R> out;
+    union {
+        result<R> out; /* g returned */
 #if WEFT_HPP_EXCEPTIONS
-    std::exception_ptr error;
+        std::exception_ptr error; /* g threw */
 #endif
+    };
+    bool threw; /* which one: written by the trampoline, read after it ran */
+
     /* g as a job: on a thief, in a wait of ours, or while f's exception
      * unwinds join. Nothing may leave it into weft's C frames. */
     static void trampoline(void *self) noexcept {
         auto *h = static_cast<join_half *>(self);
+        ::new (static_cast<void *>(&h->out)) result<R>();
+        h->threw = false;
 #if WEFT_HPP_EXCEPTIONS
         try {
             h->out.run(std::forward<G>(*h->g));
         } catch (...) {
-            h->error = std::current_exception();
+            h->out.~result<R>();
+            ::new (static_cast<void *>(&h->error)) std::exception_ptr(std::current_exception());
+            h->threw = true;
         }
 #else
         h->out.run(std::forward<G>(*h->g));
 #endif
+    }
+    /* After the trampoline ran: g's result, or its exception rethrown. */
+    or_monostate<R> finish() {
+#if WEFT_HPP_EXCEPTIONS
+        if (__builtin_expect(threw, 0)) {
+            std::exception_ptr e = std::move(error);
+            error.~exception_ptr();
+            std::rethrow_exception(std::move(e));
+        }
+#endif
+        struct destroy {
+            result<R> *r;
+            ~destroy() {
+                r->~result<R>();
+            }
+        } later{&out};
+        return take_or_monostate<R>(out);
+    }
+    /* After the trampoline ran, while another exception wins: drop its work. */
+    void drop() noexcept {
+#if WEFT_HPP_EXCEPTIONS
+        if (threw) {
+            error.~exception_ptr();
+            return;
+        }
+#endif
+        out.~result<R>();
     }
 };
 
 /* If f throws, g's frame must not outlive join: it lies in join's frame,
  * linked from the worker. This guard's destructor pops it as join would,
  * running g here if nobody took it, or waiting for whoever did; what g
- * throws then is dropped, since f's exception wins (join's rule). A guard,
- * not a try block: a landing pad for a cleanup costs the path that does
- * not throw nothing, where a catch around f and g cost fib(35) 70% more. */
+ * returned or threw then is dropped, since f's exception wins (join's
+ * rule). A guard, not a try block: a landing pad for a cleanup costs the
+ * path that does not throw nothing, where a catch around f and g cost
+ * fib(35) 70% more. */
 template <class H> struct join_unwind {
     weft__worker_head *w;
     weft__join_frame *fr, *prev;
     H *half;
     bool armed;
     ~join_unwind() {
-        if (__builtin_expect(armed, 0) && join_pop(w, fr, prev))
-            H::trampoline(half);
+        if (__builtin_expect(armed, 0)) {
+            if (join_pop(w, fr, prev))
+                H::trampoline(half);
+            half->drop();
+        }
     }
 };
 
 /* f() and g() joined on worker w: g offered from our frame, f called here,
- * then g here too unless a thief took it. Returns f's result; g's is in
- * *b. After a pop that kept g, g runs as a plain call: nothing is linked
- * any more, so its exception leaves join directly. */
-template <class F, class G>
-result<std::invoke_result_t<F>> join_on(weft__worker_head *w, std::remove_reference_t<F> &f,
-                                        join_half<G> &b) {
+ * then g here too unless a thief took it; join's pair (or nothing, for two
+ * void callables). After a pop that kept g, g runs as a plain call:
+ * nothing is linked any more, so its exception leaves join directly. */
+template <class F, class G> auto join_on(weft__worker_head *w, F &&f, G &&g) {
+    using A = std::invoke_result_t<F>;
+    using B = std::invoke_result_t<G>;
+    join_half<G &&> b(&g);
     weft__join_frame fr;
-    weft__join_frame *prev = join_fork(w, &fr, &join_half<G>::trampoline, &b);
-    join_unwind<join_half<G>> guard{w, &fr, prev, &b, true};
-    result<std::invoke_result_t<F>> a;
+    weft__join_frame *prev = join_fork(w, &fr, &join_half<G &&>::trampoline, &b);
+    join_unwind<join_half<G &&>> guard{w, &fr, prev, &b, true};
+    result<A> a;
     a.run(std::forward<F>(f));
     guard.armed = false;
-    if (join_pop(w, &fr, prev))
-        b.out.run(std::forward<G>(*b.g));
-#if WEFT_HPP_EXCEPTIONS
-    else if (__builtin_expect(static_cast<bool>(b.error), 0))
-        std::rethrow_exception(b.error);
-#endif
-    return a;
+    if constexpr (std::is_void_v<A> && std::is_void_v<B>) {
+        if (join_pop(w, &fr, prev))
+            std::invoke(std::forward<G>(g));
+        else
+            b.finish();
+    } else {
+        using P = std::pair<or_monostate<A>, or_monostate<B>>;
+        if (join_pop(w, &fr, prev)) {
+            if constexpr (std::is_void_v<B>) {
+                std::invoke(std::forward<G>(g));
+                return P(take_or_monostate<A>(a), std::monostate{});
+            } else {
+                return P(take_or_monostate<A>(a), std::invoke(std::forward<G>(g)));
+            }
+        }
+        return P(take_or_monostate<A>(a), b.finish());
+    }
 }
 #define WEFT__HPP_INLINE_JOIN 1
 #endif
@@ -913,15 +969,8 @@ template <class F, class G> auto join(F &&f, G &&g) {
     using B = std::invoke_result_t<G>;
 #ifdef WEFT__HPP_INLINE_JOIN
     /* On a worker, the fast path inline; else the library's answer. */
-    if (weft__worker_head *w = weft__tls_worker) {
-        detail::join_half<G &&> b(&g);
-        auto a = detail::join_on<F &&, G &&>(w, f, b);
-        if constexpr (std::is_void_v<A> && std::is_void_v<B>)
-            return;
-        else
-            return std::pair<detail::or_monostate<A>, detail::or_monostate<B>>(
-                detail::take_or_monostate<A>(a), detail::take_or_monostate<B>(b.out));
-    }
+    if (weft__worker_head *w = weft__tls_worker)
+        return detail::join_on(w, std::forward<F>(f), std::forward<G>(g));
 #endif
     detail::call<F &&> a{&f, {}, {}};
     detail::call<G &&> b{&g, {}, {}};
