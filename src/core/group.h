@@ -23,6 +23,12 @@
  * scope spawn is refused). weft_join's two halves always run: they are the
  * running job's own code, which polls weft_cancelled to stop early.
  *
+ * A group also names its work for the trace: it has its outer's name, or
+ * its own when a call made under a name (weft_trace_name) gives its work a
+ * group that only names (name_only, named.c): never cancelled, passed over
+ * by weft_cancel and by the groups nested in it. A job's slices carry its
+ * group's name.
+ *
  * Memory order: the flag is a hint about work not yet started, never a
  * synchronisation point, so relaxed accesses suffice: a job that reads a
  * stale false runs as it would have a moment earlier, which cancelling never
@@ -48,12 +54,26 @@ struct weft__group {
      * started in different groups, so it cannot be anyone's outer; its own
      * outer and source are NULL. */
     const weft__group *source;
+    const char *name; /* I: the name of its work: its outer's, or its own (named.c) */
+    bool name_only;   /* I: a group that only names (named.c) */
 };
 
+/* A group nested in a group that only names takes its name and nests in
+ * the group around it instead: so no group points at one that only names,
+ * which lives in a frame of the named call and may be gone before the
+ * nested group's waiter last reads its nest (weft_reduce, weft_graph_run
+ * after their run returned). */
 static inline void weft__group_init(weft__group *g, weft__group *outer) {
     atomic_init(&g->cancelled, false);
-    g->outer = outer;
+    g->name = outer ? outer->name : NULL;
+    g->outer = outer && outer->name_only ? outer->outer : outer;
     g->source = NULL;
+    g->name_only = false;
+}
+
+/* The name of g's work (NULL: none); g NULL: no group, no name. */
+static inline const char *weft__group_name(const weft__group *g) {
+    return g ? g->name : NULL;
 }
 
 static inline void weft__group_cancel(weft__group *g) {
