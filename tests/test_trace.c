@@ -361,6 +361,10 @@ TEST(callers_and_contexts_have_rows) {
     unlink(path);
 }
 
+static void busy_job(void *arg) {
+    busy_piece(0, 1, arg);
+}
+
 /* A detached job that signals when it ran. */
 static void set_done(void *arg) {
     atomic_store((_Atomic int *)arg, 1);
@@ -402,10 +406,20 @@ TEST(jobs_carry_their_names) {
     CHECK(strcmp(weft_trace_name(NULL), "spawned") == 0);
     while (!atomic_load(&done))
         check_sleep_us(100);
+    weft_graph *graph;
+    weft_node *first, *second;
+    CHECK_EQ(weft_graph_create(&graph), 0);
+    CHECK_EQ(weft_graph_add(graph, busy_job, NULL, &first), 0);
+    CHECK_EQ(weft_graph_add(graph, busy_job, NULL, &second), 0);
+    CHECK_EQ(weft_graph_edge(graph, first, second), 0);
+    CHECK(weft_trace_name("graph") == NULL);
+    CHECK_EQ(weft_graph_run(graph, pool), 0);
+    CHECK(strcmp(weft_trace_name(NULL), "graph") == 0);
+    weft_graph_destroy(graph);
     bool cancelled = false;
     weft_scope_run(pool, body_cancels_through_a_name, &cancelled);
     CHECK(cancelled);
-    stop_check_destroy_with(pool, path,
-                            "--row 'caller 0' --job 'frame \"loop\"' --job sum --job spawned");
+    stop_check_destroy_with(
+        pool, path, "--row 'caller 0' --job 'frame \"loop\"' --job sum --job spawned --job graph");
     unlink(path);
 }
