@@ -30,11 +30,15 @@
  * group's name.
  *
  * Memory order: the flag is a hint about work not yet started, never a
- * synchronisation point, so relaxed accesses suffice: a job that reads a
- * stale false runs as it would have a moment earlier, which cancelling never
- * promised to prevent. Where a waiter reports a cancel (weft_graph_run,
- * weft_reduce), the canceller's store precedes its job's end, which the
- * waiter's latch acquires.
+ * synchronisation point for the program's data: a job that reads a stale
+ * false runs as it would have a moment earlier, which cancelling never
+ * promised to prevent. But the flag lives in the waiter's frame (a scope's,
+ * a loop's), and a canceller outside the group (weft_scope_cancel from
+ * another thread) writes it there: the store is release and a load that
+ * sees it acquire, so a job that stops, or a piece skipped, because of it
+ * ends after the store, and the waiter, whose latch acquires that end,
+ * reuses its frame after it too. Where a waiter reports a cancel
+ * (weft_graph_run, weft_reduce), the same chain carries the store to it.
  */
 #ifndef WEFT_GROUP_H
 #define WEFT_GROUP_H
@@ -77,7 +81,7 @@ static inline const char *weft__group_name(const weft__group *g) {
 }
 
 static inline void weft__group_cancel(weft__group *g) {
-    atomic_store_explicit(&g->cancelled, true, memory_order_relaxed); /* relaxed: above */
+    atomic_store_explicit(&g->cancelled, true, memory_order_release); /* release: above */
 }
 
 /* Was g, or a group around it, or a source of one of them, cancelled?
@@ -85,10 +89,11 @@ static inline void weft__group_cancel(weft__group *g) {
  * group nobody cancels costs the same miss as before. */
 static inline bool weft__group_cancelled(const weft__group *g) {
     for (; g; g = g->outer) {
-        if (WEFT__UNLIKELY(atomic_load_explicit(&g->cancelled, memory_order_relaxed)))
+        /* Acquire: pairs with weft__group_cancel's release (above). */
+        if (WEFT__UNLIKELY(atomic_load_explicit(&g->cancelled, memory_order_acquire)))
             return true;
         if (WEFT__UNLIKELY(g->source != NULL) &&
-            atomic_load_explicit(&g->source->cancelled, memory_order_relaxed))
+            atomic_load_explicit(&g->source->cancelled, memory_order_acquire))
             return true;
     }
     return false;
