@@ -369,19 +369,34 @@ WEFT_API unsigned weft_pool_threads(const weft_pool *pool);
 WEFT_API int weft_set_concurrency(unsigned max_running);
 WEFT_API unsigned weft_concurrency(void);
 
-/* What a pool's workers did since it was created, summed over its workers
- * (not what contexts and outside callers ran on their own threads). */
+/* What a pool did since it was created. jobs and steals count every thread
+ * that runs the pool's jobs: its workers, and the threads outside it that
+ * take part in their own work (contexts, and callers in caller slots: see
+ * weft_run), so that a frame loop's main thread has its share counted, and
+ * the counts do not depend on whether a caller took part or waited. The
+ * other fields describe the workers alone: what the pool's own threads cost
+ * (a context or caller is the program's thread, busy with its own call).
+ * What counts as one job: the function of a weft_run that enters the pool
+ * from outside (run in a caller slot or injected; not a weft_run on a
+ * thread of the pool, worker or context, whose function runs as part of the
+ * running code), each weft_join's second half (whether it ran inline or was
+ * stolen; so a loop of n pieces with grain g > 0 counts n - 1, plus its
+ * root from outside), each typed task's forked call, and each job queued
+ * in the pool (detached, a scope's, an event's follow-up, a graph's node
+ * that was queued rather than run next on its predecessor's thread). */
 typedef struct weft_stats {
-    uint64_t jobs;           /* jobs executed (a join's second half counts when it
-                                ran, whether inline or stolen) */
-    uint64_t steals;         /* jobs taken from another worker's deque */
-    uint64_t injected;       /* jobs taken from the injector (outside submissions) */
+    uint64_t jobs;           /* jobs executed, by workers, contexts and callers */
+    uint64_t steals;         /* jobs taken from another thread's deque (a context's
+                                or caller's take-back of its own job included) */
+    uint64_t injected;       /* jobs workers took from the injector (outside
+                                submissions that did not run in a caller slot) */
     uint64_t sleeps;         /* times a worker fell asleep */
     uint64_t wakeups;        /* times a worker was woken */
     uint64_t futile_wakeups; /* woken, then fell asleep again without running a job */
-    double busy_seconds;     /* running jobs (worker lifetime minus the two below) */
-    double search_seconds;   /* looking for work after a fruitless search */
-    double sleep_seconds;    /* blocked */
+    double busy_seconds;     /* workers running jobs (their lifetime minus the two
+                                below); contexts and callers not included */
+    double search_seconds;   /* workers looking for work after a fruitless search */
+    double sleep_seconds;    /* workers blocked */
     uint64_t early_wakeups;  /* of wakeups: a worker woke itself just before the
                                 pool's work was due to return (WEFT_LEAVE_AUTOMATIC,
                                 regular gaps between parallel work) */
@@ -389,6 +404,8 @@ typedef struct weft_stats {
                                 one job for long, left unshared while others
                                 idled; an idle worker took them (costs a
                                 process-wide barrier each) */
+    uint64_t caller_jobs;    /* of jobs: run by contexts and callers on their own
+                                threads */
 } weft_stats;
 
 /* Fill *stats for pool (NULL: the current pool; all zero if none can be
@@ -415,16 +432,25 @@ WEFT_API void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, si
  * record, per worker, when it runs jobs, searches and sleeps, and who woke
  * whom; weft_trace_stop writes it to path as Chrome trace-event JSON (open it
  * in Perfetto or chrome://tracing; weft-trace2svg draws an SVG): one
- * track per worker with non-overlapping "running", "searching" and
- * "sleeping" slices and wake-ups as flow arrows. With WEFT_TRACE=path in the
+ * track per worker ("worker i") with non-overlapping "running", "searching"
+ * and "sleeping" slices (the state is the slice's category, "cat"; a running
+ * slice's name is its job's name, weft_trace_name, or "running"), wake-ups as
+ * flow arrows; a track per context ("context i") and caller slot ("caller
+ * i") that took part while tracing, with its running slices (its own call's
+ * code and the jobs it ran) and "waiting" ones (nothing of its own left to
+ * run: what it waits for runs on workers); and a track "outside" for the
+ * wake-ups by other threads (short "submit" slices). With WEFT_TRACE=path in the
  * environment every pool traces from creation to destruction (the default
  * pool until exit; later pools write path.1, path.2, ...; a fork child's
  * pools write path.PID, path.PID.1, ..., PID being the child's); a file that
  * cannot be created is reported by one line on stderr (once per value of
  * WEFT_TRACE) naming the variable and the error, and the pool runs untraced.
- * Recording costs workers one flag load per state change when off. Any
- * thread; stop waits until every worker has handed its events over (between
- * two jobs), so call it outside the pool's jobs.
+ * Recording costs workers one flag load per state change when off, and
+ * one when a stolen or queued job starts. While on, a context or caller
+ * records its events under a lock of the pool's tracing (uncontended but
+ * by the stop and by other such threads). Any thread; stop waits until
+ * every worker has handed its events over (between two jobs), so call it
+ * outside the pool's jobs.
  * weft_trace_start creates (or truncates) the file at once and keeps it open
  * until stop writes it. It returns 0, or:
  *  EINVAL  path is NULL;
@@ -442,6 +468,43 @@ WEFT_API void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, si
  * (EIO when the stream does not tell which); tracing stops either way. */
 WEFT_API int weft_trace_start(weft_pool *pool, const char *path);
 WEFT_API int weft_trace_stop(weft_pool *pool);
+
+/* Name work for the trace: set the name in force on the calling thread to
+ * name (NULL: none) and return the one it replaces, for the caller to set
+ * back when its named work is done:
+ *
+ *     const char *outer = weft_trace_name("physics");
+ *     weft_for(NULL, 0, n, 0, step, world);    // its slices say "physics"
+ *     weft_trace_name(outer);
+ *
+ * (weft.hpp's weft::trace_name does both, as a scope guard). The calls the
+ * thread makes under a name give their work that name, on every thread
+ * that runs it: weft_run and everything run through it (weft_for, weft_for_2d,
+ * weft_reduce, weft_sort, weft_scope_run, weft_graph_run, weft_run_cancellable,
+ * a weft_join or typed task from outside a pool), and the jobs it queues
+ * (weft_spawn, weft_scope_spawn, weft_event_then: named when queued). What
+ * named work forks or starts inside carries the name in turn, unless it
+ * names its own: nested names replace outer ones, never add to them. A
+ * weft_join or typed fork on a thread of a pool is part of the job that
+ * forks it and carries that job's name: set a name before a call, not
+ * before a join. Running slices of named work are named for it in the
+ * trace (the name is the slice's name; its state, "running", its category);
+ * work named by no one carries none ("running").
+ *
+ * The string is not copied: the trace keeps the pointer and reads it when
+ * the trace is written, so it must stay valid and unchanged until every
+ * trace that may have recorded it is written (weft_trace_stop, or the
+ * pool's destroy, has returned): a string literal, or another string of
+ * static storage duration. Names are compared by pointer: two equal
+ * strings at different addresses are two names.
+ *
+ * Any thread, any time, with or without a pool and whether or not a pool
+ * traces. Costs nothing while no name is set but a thread-local load in
+ * weft_run and a word stored in each queued job; the fork's fast path
+ * (weft_join, typed tasks) is unchanged. A job that sets a name sets the
+ * outer one back before it returns, or later jobs of its thread start
+ * their calls under it. Never fails. */
+WEFT_API const char *weft_trace_name(const char *name);
 
 /* The calling thread's index in its pool: 0..threads-1 on a worker,
  * threads + i on a thread holding context i, threads + contexts + i on an

@@ -1928,6 +1928,33 @@ class phase {
     bool active_;
 };
 
+/* weft_trace_name as a scope guard: the work the calling thread starts
+ * while the object lives (runs, loops, scopes, spawns) carries name in the
+ * trace, on every thread that runs it; the destructor sets back the name in
+ * force before:
+ *
+ *   {
+ *       weft::trace_name named("physics");
+ *       weft::parallel_for(0, n, [&](std::size_t i) { step(i); });
+ *   } // later work carries the outer name again
+ *
+ * name is not copied: a string literal, or a string that outlives every
+ * trace that may record it (weft.h, weft_trace_name). Give the object a
+ * name: a temporary would set the outer name back at once. It belongs to
+ * the thread that made it, and is destroyed there: not movable. */
+class trace_name {
+  public:
+    explicit trace_name(const char *name) noexcept : outer_(weft_trace_name(name)) {}
+    trace_name(const trace_name &) = delete;
+    trace_name &operator=(const trace_name &) = delete;
+    ~trace_name() {
+        weft_trace_name(outer_);
+    }
+
+  private:
+    const char *outer_;
+};
+
 /* weft_scope_run with a lambda body:
  *
  *   weft::scope(pool, [&](weft::scope &s) { s.spawn([&] { ... }); });

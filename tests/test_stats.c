@@ -156,3 +156,71 @@ TEST(stats_from_the_pools_own_threads_during_destroy) {
         CHECK_EQ(atomic_load(&stats_read), 4 + 3);
     }
 }
+
+/* A loop of exactly PIECES pieces (grain g > 0 over PIECES * g indices:
+ * PIECES - 1 joins, each second half a job) whose pieces each note the
+ * thread they ran on, by weft_thread_index(). */
+enum { PIECES = 64, GRAIN = 16 };
+
+typedef struct on_threads {
+    _Atomic unsigned pieces;
+    _Atomic unsigned off_workers; /* pieces run on a context or caller */
+    unsigned workers;
+} on_threads;
+
+static void note_piece(size_t begin, size_t end, void *arg) {
+    on_threads *o = arg;
+    CHECK_EQ(end - begin, GRAIN);
+    atomic_fetch_add(&o->pieces, 1);
+    if (weft_thread_index() >= (int)o->workers)
+        atomic_fetch_add(&o->off_workers, 1);
+    check_sleep_us(200); /* long enough for the workers to take some */
+}
+
+static on_threads loop_of_pieces(weft_pool *pool) {
+    on_threads o = {.workers = weft_pool_threads(pool)};
+    weft_for(pool, 0, PIECES * GRAIN, GRAIN, note_piece, &o);
+    CHECK_EQ(atomic_load(&o.pieces), PIECES);
+    CHECK(atomic_load(&o.off_workers) >= 1); /* the caller's first leaf, at least */
+    return o;
+}
+
+/* The caller takes part (a caller slot): what it runs counts as the workers'
+ * jobs do, so the totals are those of a pool whose caller only waits
+ * (counters_add_up); caller_jobs is the caller's share of them. */
+TEST(callers_jobs_are_counted) {
+    weft_pool *pool = make_pool(2);
+    fib f = {20, 0};
+    weft_run(pool, fib_job, &f); /* fib(20): 10945 joins, plus the root */
+    CHECK_EQ(f.r, 6765);
+    weft_stats s;
+    weft_pool_stats(pool, &s); /* exact: every job it counts ended before weft_run returned */
+    CHECK_EQ(s.jobs, 10945 + 1);
+    CHECK(s.caller_jobs >= 1 && s.caller_jobs <= s.jobs); /* the root, at least */
+    CHECK_EQ(s.injected, 0);                              /* nothing went through the injector */
+    on_threads o = loop_of_pieces(pool);
+    weft_stats t;
+    weft_pool_stats(pool, &t);
+    CHECK_EQ(t.jobs - s.jobs, PIECES); /* PIECES - 1 second halves, and the loop's root */
+    CHECK(t.caller_jobs - s.caller_jobs >= 1);
+    CHECK(t.caller_jobs - s.caller_jobs <= atomic_load(&o.off_workers));
+    CHECK(t.steals <= t.jobs);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* A context's loop: its thread's own code calls weft_for, as a job of a
+ * worker would, so the loop's root is no job of its own; every second half
+ * is, wherever it ran. */
+TEST(contexts_jobs_are_counted) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2, .contexts = 1}), 0);
+    weft_context *ctx;
+    CHECK_EQ(weft_context_acquire(pool, &ctx), 0);
+    on_threads o = loop_of_pieces(pool);
+    weft_stats s;
+    weft_pool_stats(pool, &s);
+    CHECK_EQ(s.jobs, PIECES - 1);
+    CHECK(s.caller_jobs <= atomic_load(&o.off_workers));
+    weft_context_release(ctx);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+}

@@ -197,11 +197,26 @@ static weft_pool *traced_pool_of_two(const char *path) {
     return pool;
 }
 
-/* Stop the trace, check its file and destroy the pool. */
-static void stop_check_destroy(weft_pool *pool, const char *path) {
+/* Check path with tools/check_trace.py and its extra arguments. */
+static void check_trace_with(const char *path, const char *args) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "python3 %s/tools/check_trace.py %s 2 %s", WEFT_SOURCE_DIR, path,
+             args);
+    CHECK_EQ(run_status(cmd), 0);
+}
+
+/* Stop the trace, check its file (and what check_trace.py's args ask for,
+ * if any) and destroy the pool. */
+static void stop_check_destroy_with(weft_pool *pool, const char *path, const char *args) {
     CHECK_EQ(weft_trace_stop(pool), 0);
     check_file(path, 2);
+    if (args)
+        check_trace_with(path, args);
     CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+static void stop_check_destroy(weft_pool *pool, const char *path) {
+    stop_check_destroy_with(pool, path, NULL);
 }
 
 /* A thread outside the pool that read tracing on before a stop, and records
@@ -213,7 +228,7 @@ TEST(outside_wakeup_after_a_stop_is_dropped) {
     make_temp(path);
     weft_pool *pool = traced_pool_of_two(path);
     CHECK_EQ(weft_trace_stop(pool), 0);
-    CHECK_EQ(weft__trace_wake(&pool->trace, NULL), 0);
+    CHECK_EQ(weft__trace_wake(&pool->trace, NULL, NULL), 0);
     check_sleep_us(1000); /* the next trace starts later than that call */
     CHECK_EQ(weft_trace_start(pool, path), 0);
     weft_run(pool, nothing, NULL);
@@ -228,8 +243,8 @@ TEST(outside_wakeups_close_together_do_not_overlap) {
     char path[] = "/tmp/weft-trace-XXXXXX";
     make_temp(path);
     weft_pool *pool = traced_pool_of_two(path);
-    CHECK(weft__trace_wake(&pool->trace, NULL) != 0);
-    CHECK(weft__trace_wake(&pool->trace, NULL) != 0);
+    CHECK(weft__trace_wake(&pool->trace, NULL, NULL) != 0);
+    CHECK(weft__trace_wake(&pool->trace, NULL, NULL) != 0);
     stop_check_destroy(pool, path);
     unlink(path);
 }
@@ -310,4 +325,101 @@ TEST(bad_trace_env_is_reported_once) {
              "/no/such/dir/t.json: %s\n",
              strerror(ENOENT));
     CHECK(strcmp(err, want) == 0);
+}
+
+/* A loop's piece that lasts long enough for the workers to take some. */
+static void busy_piece(size_t begin, size_t end, void *arg) {
+    (void)begin, (void)end, (void)arg;
+    check_sleep_us(100);
+}
+
+static void loop_of_busy_pieces(void) {
+    weft_for(NULL, 0, 64, 1, busy_piece, NULL); /* the current pool: the caller's */
+}
+
+static void busy_loop(void *arg) {
+    (void)arg;
+    loop_of_busy_pieces();
+}
+
+/* The threads outside the pool that take part in their own work (a caller
+ * in a caller slot, a thread holding a context) get a row each, named for
+ * what they are, with the slices of the jobs they ran: a frame loop's main
+ * thread does its share of the work, and the trace shows it. */
+TEST(callers_and_contexts_have_rows) {
+    char path[] = "/tmp/weft-trace-XXXXXX";
+    make_temp(path);
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2, .contexts = 1}), 0);
+    CHECK_EQ(weft_trace_start(pool, path), 0);
+    weft_run(pool, busy_loop, NULL); /* in caller slot 0 */
+    weft_context *ctx;
+    CHECK_EQ(weft_context_acquire(pool, &ctx), 0);
+    loop_of_busy_pieces();
+    weft_context_release(ctx);
+    stop_check_destroy_with(pool, path, "--row 'caller 0' --row 'context 0'");
+    unlink(path);
+}
+
+static void busy_job(void *arg) {
+    busy_piece(0, 1, arg);
+}
+
+/* A detached job that signals when it ran. */
+static void set_done(void *arg) {
+    atomic_store((_Atomic int *)arg, 1);
+}
+
+static void cancel_here(void *arg) {
+    (void)arg;
+    weft_cancel();
+}
+
+/* A run under a name gives its work a group that only names: weft_cancel
+ * inside it cancels the scope around it, as without a name. */
+static void body_cancels_through_a_name(weft_scope *scope, void *arg) {
+    (void)scope;
+    const char *outer = weft_trace_name("cancels");
+    weft_run(NULL, cancel_here, NULL);
+    CHECK(strcmp(weft_trace_name(outer), "cancels") == 0);
+    *(bool *)arg = weft_cancelled();
+}
+
+/* weft_trace_name names the work the calling thread starts: a loop's
+ * pieces (wherever they ran), a reduction, a detached job; nested names
+ * replace outer ones and are set back; names are written as JSON strings. */
+TEST(jobs_carry_their_names) {
+    char path[] = "/tmp/weft-trace-XXXXXX";
+    make_temp(path);
+    weft_pool *pool = make_pool(2);
+    CHECK_EQ(weft_trace_start(pool, path), 0);
+    static const char loop_name[] = "frame \"loop\"";
+    CHECK(weft_trace_name(loop_name) == NULL);
+    weft_for(pool, 0, 64, 1, busy_piece, NULL);
+    uint64_t sum = 0;
+    CHECK(weft_trace_name("sum") == loop_name);
+    CHECK_EQ(weft_reduce(pool, 0, 1000, 10, &sum_of_indices, &sum), 0);
+    CHECK_EQ(sum, 999 * 1000 / 2);
+    CHECK(weft_trace_name("spawned") != NULL);
+    _Atomic int done = 0;
+    CHECK_EQ(weft_spawn(pool, set_done, &done), 0); /* named when queued */
+    CHECK(strcmp(weft_trace_name(NULL), "spawned") == 0);
+    while (!atomic_load(&done))
+        check_sleep_us(100);
+    weft_graph *graph;
+    weft_node *first, *second;
+    CHECK_EQ(weft_graph_create(&graph), 0);
+    CHECK_EQ(weft_graph_add(graph, busy_job, NULL, &first), 0);
+    CHECK_EQ(weft_graph_add(graph, busy_job, NULL, &second), 0);
+    CHECK_EQ(weft_graph_edge(graph, first, second), 0);
+    CHECK(weft_trace_name("graph") == NULL);
+    CHECK_EQ(weft_graph_run(graph, pool), 0);
+    CHECK(strcmp(weft_trace_name(NULL), "graph") == 0);
+    weft_graph_destroy(graph);
+    bool cancelled = false;
+    weft_scope_run(pool, body_cancels_through_a_name, &cancelled);
+    CHECK(cancelled);
+    stop_check_destroy_with(
+        pool, path, "--row 'caller 0' --job 'frame \"loop\"' --job sum --job spawned --job graph");
+    unlink(path);
 }

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Draw a weft trace (Chrome trace-event JSON from weft_trace_stop or
-WEFT_TRACE) as an SVG timeline: one row per thread, running / searching /
-sleeping slices in colour, wake-ups as arrows from waker to wakee.
+WEFT_TRACE) as an SVG timeline: one row per thread (workers, and the
+contexts and callers that took part), running / searching / sleeping /
+waiting slices in colour, wake-ups as arrows from waker to wakee. Jobs named
+with weft_trace_name get a colour each, their name on slices wide enough
+to hold it and in the slice's tooltip, and a line in the legend.
 
 Installed as weft-trace2svg. A long run drawn whole is a smear (a pixel
 holds thousands of slices), so by default the picture is the first
@@ -14,7 +17,11 @@ import json
 import sys
 
 COLORS = {"running": "#2e7d32", "searching": "#f9a825", "sleeping": "#cfd8dc",
-          "submit": "#1565c0"}
+          "waiting": "#b39ddb", "submit": "#1565c0"}
+# Named jobs' colours, in order of first appearance (then round again).
+NAMED = ["#00897b", "#6d4c41", "#c2185b", "#5e35b1", "#00838f", "#558b2f", "#ef6c00",
+         "#3949ab"]
+CHAR_W = 6.2  # the width of a character of the labels, in pixels
 ROW, PAD, LEFT, WIDTH = 22, 6, 90, 1100
 DEFAULT_WINDOW_US = 50000.0  # 50 ms: about 45 µs a pixel
 
@@ -47,6 +54,25 @@ def load(path):
                  "traceEvents)")
 
 
+def state(e):
+    """A slice's state: its category (a trace of before job names had it as
+    its name)."""
+    return e.get("cat", e["name"])
+
+
+def job_colors(spans):
+    """A colour for each job name (a running slice not named "running")."""
+    colors = {}
+    for e in spans:
+        if state(e) == "running" and e["name"] != "running" and e["name"] not in colors:
+            colors[e["name"]] = NAMED[len(colors) % len(NAMED)]
+    return colors
+
+
+def esc(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     trace = load(args.trace)
@@ -71,6 +97,7 @@ def main(argv=None):
         print(f"weft-trace2svg: {args.svg}: µs {t_from - first:.0f} to {t_to - first:.0f} of "
               f"{last - first:.0f} (--from, --to or --all for more)", file=sys.stderr)
     scale = WIDTH / max(t_to - t_from, 1e-9)
+    jobs = job_colors(spans)
 
     def x(ts):
         return LEFT + (min(max(ts, t_from), t_to) - t_from) * scale
@@ -82,15 +109,21 @@ def main(argv=None):
            'orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#c62828"/></marker></defs>']
     for t in tids:
         y = PAD + row[t] * ROW
-        out.append(f'<text x="4" y="{y + 14}">{names[t]}</text>')
+        out.append(f'<text x="4" y="{y + 14}">{esc(names[t])}</text>')
     for e in spans:
         if e["ts"] + e["dur"] < t_from or e["ts"] > t_to:
             continue
         y = PAD + row[e["tid"]] * ROW + 3
         w = max(x(e["ts"] + e["dur"]) - x(e["ts"]), 0.5)
+        named = e["name"] in jobs and state(e) == "running"
+        fill = jobs[e["name"]] if named else COLORS.get(state(e), "#999")
+        title = f'{esc(e["name"])} ({state(e)})' if named else state(e)
         out.append(f'<rect x="{x(e["ts"]):.2f}" y="{y}" width="{w:.2f}" height="{ROW - 6}" '
-                   f'fill="{COLORS.get(e["name"], "#999")}"><title>{e["name"]} '
-                   f'{e["dur"]:.1f} us</title></rect>')
+                   f'fill="{fill}"><title>{title} {e["dur"]:.1f} us</title></rect>')
+        if named and w > 3 * CHAR_W:  # a label that fits, cut to the slice
+            label = e["name"][:int(w / CHAR_W) - 1]
+            out.append(f'<text x="{x(e["ts"]) + 2:.2f}" y="{y + ROW - 10}" fill="#fff" '
+                       f'pointer-events="none">{esc(label)}</text>')
     starts = {e["id"]: e for e in trace if e.get("ph") == "s"}
     for e in trace:
         s = starts.get(e.get("id")) if e.get("ph") == "f" else None
@@ -105,6 +138,10 @@ def main(argv=None):
         out.append(f'<rect x="{lx}" y="{y - 9}" width="10" height="10" fill="{color}"/>'
                    f'<text x="{lx + 14}" y="{y}">{name}</text>')
         lx += 90
+    for name, color in jobs.items():
+        out.append(f'<rect x="{lx}" y="{y - 9}" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{lx + 14}" y="{y}">{esc(name)}</text>')
+        lx += 24 + CHAR_W * len(name)
     out.append(f'<text x="{lx}" y="{y}">{t_to - t_from:.0f} us shown, from '
                f'{t_from - first:.0f} of {last - first:.0f}; red arrows: wake-ups</text>')
     out.append("</svg>")

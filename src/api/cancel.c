@@ -16,6 +16,8 @@ struct weft_cancel_source {
 
 void weft_cancel(void) {
     weft__group *g = weft__current_group();
+    if (g && g->name_only) /* a group that only names: the one around it (group.h) */
+        g = g->outer;
     if (g) /* outside every group: nothing to cancel (weft.h) */
         weft__group_cancel(g);
 }

@@ -197,6 +197,8 @@ static void node_execute(weft__job *job) {
     weft_graph *g = nd->graph;
     weft__worker *w = weft__current_worker(); /* NULL: no pool, the runner itself */
     weft__group *outer = weft__worker_enter(w, &g->group);
+    if (w)
+        weft__worker_trace_run(w); /* a running slice, named for the run */
     while (nd) {
         if (!weft__group_cancelled(&g->group))
             nd->fn(nd->arg);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* weft_pool_stats: what a pool's workers did, summed from their per-worker
- * counters (stats.h). Contexts and caller slots run jobs too, but only the
- * pool's own threads are counted: the figures describe what the pool costs. */
+ * counters (stats.h), and the jobs that contexts and callers ran in their
+ * slots (each slot has the counters of a worker; its holder, one thread at
+ * a time, counts jobs and steals in them). The times are the workers':
+ * a slot has no thread of the pool's, and counts none. */
 #include <assert.h>
 #include <string.h>
 
@@ -34,6 +36,14 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
     out->busy_seconds += life > search + sleep ? life - search - sleep : 0;
 }
 
+/* A context's or caller slot's jobs and steals (the take-back, context.c). */
+static void stats_add_slot(weft_stats *out, const weft__worker *slot) {
+    uint64_t jobs = weft__stat_get(&slot->stats.jobs) + weft__stat_get(&slot->h.joins);
+    out->jobs += jobs;
+    out->caller_jobs += jobs;
+    out->steals += weft__stat_get(&slot->stats.steals);
+}
+
 void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, size_t stats_size) {
     assert(stats && "weft_pool_stats: stats is NULL"); /* release builds: a no-op (weft.h) */
     if (!stats)
@@ -44,6 +54,8 @@ void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, size_t stat
         uint64_t now = weft__now_ns();
         for (unsigned i = 0; i < p->threads; i++)
             stats_add_worker(&all, &p->workers[i], now);
+        for (unsigned i = p->threads; i < weft__pool_slots_all(p); i++)
+            stats_add_slot(&all, &p->workers[i]);
     }
     /* Exactly the caller's bytes: an older, smaller struct ends earlier; a
      * newer, larger one reads 0 in the fields we do not know. */

@@ -19,6 +19,7 @@
 #include "core/latch_owner.h"
 
 #include "core/callers.h"
+#include "core/named.h"
 #include "core/pending.h"
 
 /* The injected job: a stack job whose job.next the injector uses, so the
@@ -39,10 +40,20 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
     int err = weft__spawn_check_args(fn, priority);
     if (err)
         return err;
+    /* Under a name its work does not have yet (weft_trace_name): fn runs in
+     * a group that names it, wherever it runs (named.c). */
+    weft__named named;
+    const char *name = weft__name_to_give(weft__current_worker());
+    if (WEFT__UNLIKELY(name != NULL)) {
+        named = (weft__named){.fn = fn, .arg = arg, .name = name};
+        fn = weft__named_call, arg = &named;
+    }
     pool = weft__pool_resolve(pool);
     weft__worker *w = pool ? weft__worker_of(pool) : NULL;
     if (w) {
         weft__worker_call_at(w, priority, fn, arg); /* what fn forks inherits priority */
+        if (WEFT__UNLIKELY(name != NULL))
+            weft__worker_trace_run(w); /* back to the caller's own work */
         return 0;
     }
     if (!pool) { /* no pool to run in: run here */
@@ -52,6 +63,9 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
     weft__worker *caller = weft__current_worker(); /* of another pool, or NULL */
     weft__worker *slot = caller ? NULL : weft__caller_take(pool);
     if (slot) {
+        /* fn counts as a job, as it does when it is injected: the pool's
+         * jobs are the same whether the caller took part or waited. */
+        weft__stat_add(&slot->stats.jobs, 1);
         weft__worker_call_at(slot, priority, fn, arg);
         weft__caller_give_back(slot);
         return 0;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "core/current.h"
+#include "core/named.h"
 #include "core/submit.h"
 #include "core/latch_owner.h"
 #include "os/error.h"
@@ -62,7 +63,7 @@ static void heap_job_execute(weft__job *job) {
     } else {
         weft__worker *w = weft__current_worker();
         weft__group *outer = weft__worker_enter(w, h.group);
-        h.fn(h.arg);
+        weft__named_run(w, h.name, h.fn, h.arg);
         weft__worker_leave(w, outer);
     }
     heap_job_done(&h);
@@ -74,7 +75,8 @@ void weft__heap_job_init(weft__heap_job *h, weft__count_latch *counter, weft__pe
                           .fn = fn,
                           .arg = arg,
                           .counter = counter,
-                          .pending = pending};
+                          .pending = pending,
+                          .name = weft__name_in_force(weft__current_worker())};
 }
 
 /* Queue h, already counted; undo the count and free h if it cannot be. */
@@ -96,6 +98,7 @@ int weft__spawn_counted(weft_pool *pool, const weft__heap_job *job, weft_priorit
     weft__count_latch_increment(job->counter);
     *h = *job;
     h->job.execute = heap_job_execute;
+    h->name = weft__name_in_force(weft__current_worker());
     return submit_counted(pool, h, prio);
 }
 

@@ -2,15 +2,21 @@
 /* Timeline tracing: what every worker did, when, and who woke whom.
  *
  * While a pool traces, each worker appends an event to its own buffer when it
- * starts searching, running or sleeping (so its spans follow each other and
- * never overlap, also across nested waits), and a waker records a flow start
- * whose id the woken worker records when it runs again. Nothing is shared on
- * the recording path but one read-mostly flag. weft_trace_stop turns the flag
- * off and hands every buffer over on its owner's thread (weft_broadcast), so
- * no buffer is read while written, then writes Chrome's trace-event JSON,
- * which Perfetto and chrome://tracing open: one track per worker with
- * "running", "searching" and "sleeping" slices, wake-ups as flow arrows, and a
- * track for threads outside the pool that woke workers.
+ * starts searching, running (a job, named for its group: named.c) or
+ * sleeping (so its spans follow each other and never overlap, also across
+ * nested waits), and a waker records a flow start whose id the woken worker
+ * records when it runs again. Nothing is shared on a worker's recording path
+ * but one read-mostly flag. A context or caller slot records the same into
+ * its slot's buffer, when its thread enters the pool, runs a job, waits and
+ * leaves; no thread of the pool owns that buffer, so it appends under the
+ * tracing lock (trace_buf.c). weft_trace_stop turns the flag off and hands
+ * every worker's buffer over on its owner's thread (weft_broadcast), and the
+ * slots' under the lock, so no buffer is read while written, then writes
+ * Chrome's trace-event JSON, which Perfetto and chrome://tracing open: one
+ * track per worker, and per context or caller that took part, with
+ * "running", "searching", "sleeping" and "waiting" slices (a running
+ * slice named for its job), wake-ups as flow arrows, and a track for other
+ * threads outside the pool that woke workers.
  *
  * weft_trace_start creates the file at once, so that a path that cannot be
  * written is reported by the call that names it, and keeps it open until
@@ -30,6 +36,7 @@
 #include <unistd.h>
 
 #include "core/worker.h"
+#include "core/named.h"
 
 #include "api/broadcast.h"
 #include "os/env.h"
@@ -42,7 +49,33 @@
 static const char *state_name(uint32_t kind) {
     return kind == WEFT__TRACE_RUN      ? "running"
            : kind == WEFT__TRACE_SEARCH ? "searching"
+           : kind == WEFT__TRACE_WAIT   ? "waiting"
                                         : "sleeping";
+}
+
+/* s as the contents of a JSON string. */
+static void write_escaped(FILE *f, const char *s) {
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+}
+
+/* The slice of state event e, until `until`: its state is its category, its
+ * name the job's (or the state's, for unnamed work). A LEAVE opens none. */
+static void write_slice(FILE *f, const weft__trace_event *e, uint64_t until, unsigned tid,
+                        uint64_t t0) {
+    if (e->kind == WEFT__TRACE_LEAVE || until <= e->ns)
+        return;
+    fprintf(f, ",\n{\"name\":\"");
+    write_escaped(f, e->name ? e->name : state_name(e->kind));
+    fprintf(f, "\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%u}",
+            state_name(e->kind), 1e-3 * (double)(e->ns - t0), 1e-3 * (double)(until - e->ns), tid);
 }
 
 static void write_flow(FILE *f, const weft__trace_event *e, unsigned tid, uint64_t t0) {
@@ -68,13 +101,25 @@ static void write_submit(FILE *f, const weft__trace_event *e, const weft__trace_
             1e-3 * (double)(e->ns - t0), 1e-3 * (double)dur, OUTSIDE_TID);
 }
 
-/* One worker's track: each state event opens a slice that the next closes. */
-static void write_track(FILE *f, const weft__trace_buf *b, unsigned tid, uint64_t t0,
+/* A track's name: what its thread is to the pool. */
+static void write_track_name(FILE *f, const weft_pool *pool, unsigned tid) {
+    fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,\"args\":{\"name\":",
+            tid);
+    if (tid == OUTSIDE_TID)
+        fprintf(f, "\"outside\"}}");
+    else if (tid < pool->threads)
+        fprintf(f, "\"worker %u\"}}", tid);
+    else if (tid < pool->threads + pool->contexts)
+        fprintf(f, "\"context %u\"}}", tid - pool->threads);
+    else
+        fprintf(f, "\"caller %u\"}}", tid - pool->threads - pool->contexts);
+}
+
+/* One thread's track: each state event opens a slice that the next closes. */
+static void write_track(FILE *f, const weft_pool *pool, const weft__trace_buf *b, unsigned tid,
                         uint64_t end) {
-    fprintf(f,
-            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%u,"
-            "\"args\":{\"name\":\"%s%u\"}}",
-            tid, tid == OUTSIDE_TID ? "outside" : "worker ", tid == OUTSIDE_TID ? 0 : tid);
+    uint64_t t0 = pool->trace.started_ns;
+    write_track_name(f, pool, tid);
     const weft__trace_event *open = NULL;
     for (size_t i = 0; i < b->n; i++) {
         const weft__trace_event *e = &b->ev[i];
@@ -84,31 +129,24 @@ static void write_track(FILE *f, const weft__trace_buf *b, unsigned tid, uint64_
             write_flow(f, e, tid, t0);
             continue;
         }
-        if (open && e->ns >= open->ns)
-            fprintf(f,
-                    ",\n{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,"
-                    "\"tid\":%u}",
-                    state_name(open->kind), 1e-3 * (double)(open->ns - t0),
-                    1e-3 * (double)(e->ns - open->ns), tid);
+        if (open)
+            write_slice(f, open, e->ns, tid, t0);
         open = e;
     }
-    if (open && end > open->ns)
-        fprintf(f,
-                ",\n{\"name\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":1,\"tid\":%u}",
-                state_name(open->kind), 1e-3 * (double)(open->ns - t0),
-                1e-3 * (double)(end - open->ns), tid);
+    if (open)
+        write_slice(f, open, end, tid, t0);
 }
 
 /* Write the trace to the file start opened, and close it. 0, or the errno
  * of writing (EIO when the stream does not say which). */
 static int write_json(weft_pool *pool, uint64_t end) {
     FILE *f = pool->trace.file;
-    uint64_t t0 = pool->trace.started_ns;
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"weft\"}}");
-    for (unsigned i = 0; i < pool->threads; i++)
-        write_track(f, &pool->trace.collected[i], i, t0, end);
-    write_track(f, &pool->trace.outside, OUTSIDE_TID, t0, end);
+    for (unsigned i = 0; i < weft__pool_slots_all(pool); i++)
+        if (i < pool->threads || pool->trace.collected[i].n) /* slots that took part */
+            write_track(f, pool, &pool->trace.collected[i], i, end);
+    write_track(f, pool, &pool->trace.outside, OUTSIDE_TID, end);
     fprintf(f, "\n]}\n");
     int err = fflush(f) != 0 ? errno : ferror(f) ? EIO : 0;
     if (fclose(f) != 0 && !err)
@@ -126,7 +164,7 @@ int weft_trace_start(weft_pool *pool, const char *path) {
     int err = weft__pool_lookup(pool, &pool);
     if (err)
         return err;
-    weft__trace_buf *collected = calloc(pool->threads, sizeof *collected);
+    weft__trace_buf *collected = calloc(weft__pool_slots_all(pool), sizeof *collected);
     if (!collected)
         return weft__error_set(ENOMEM, "out of memory for the trace buffers of %u workers",
                                pool->threads);
@@ -192,8 +230,14 @@ static int stop_finish(weft_pool *pool) {
     weft__broadcast_run(pool, collect, pool); /* each worker, between two jobs */
     uint64_t end = weft__now_ns();
     pthread_mutex_lock(&pool->trace.lock);
+    /* Contexts' and callers' buffers, which their holders append to under
+     * this lock, and only while tracing is on (trace_buf.c). */
+    for (unsigned i = pool->threads; i < weft__pool_slots_all(pool); i++) {
+        pool->trace.collected[i] = pool->workers[i].stats.trace;
+        pool->workers[i].stats.trace = (weft__trace_buf){0};
+    }
     int err = write_json(pool, end);
-    for (unsigned i = 0; i < pool->threads; i++)
+    for (unsigned i = 0; i < weft__pool_slots_all(pool); i++)
         weft__trace_buf_free(&pool->trace.collected[i]);
     weft__trace_buf_free(&pool->trace.outside);
     free(pool->trace.collected);
@@ -229,4 +273,12 @@ int weft_trace_stop(weft_pool *pool) {
 static void stop_drained(weft_pool *pool) {
     if (stop_begin(pool))
         (void)stop_finish(pool);
+}
+
+/* ---- Names ---------------------------------------------------------------- */
+
+const char *weft_trace_name(const char *name) {
+    const char *outer = weft__trace_name_tls;
+    weft__trace_name_tls = name;
+    return outer;
 }

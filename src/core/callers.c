@@ -46,6 +46,7 @@
 
 #include "core/current.h"
 #include "core/context.h"
+#include "core/named.h"
 
 /* Count slot i (0-based among the callers) as seen. */
 static void note_seen(weft_pool *pool, uint32_t i) {
@@ -82,6 +83,7 @@ weft__worker *weft__caller_take(weft_pool *pool) {
             slot->h.prio = WEFT_PRIORITY_NORMAL;
             slot->h.group = NULL;
             weft__set_current_worker(slot);
+            weft__worker_trace(slot, WEFT__TRACE_RUN, weft__trace_name_tls); /* the call's */
             weft__sleep_call_begin(&pool->sleep); /* the pool's rhythm (rhythm.c) */
             return slot;
         }
@@ -95,6 +97,7 @@ void weft__caller_give_back(weft__worker *slot) {
      * public entry points: detached work from a slot is injected) run now,
      * as a context's do at release. */
     weft__context_run_leftovers(slot);
+    weft__worker_trace(slot, WEFT__TRACE_LEAVE, NULL);
     weft__sleep_call_end(&pool->sleep);
     weft__set_current_worker(NULL);
     weft__debug_yield(); /* the work is done: another thread may destroy the pool now */

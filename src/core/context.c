@@ -30,6 +30,7 @@
 
 #include "core/frame.h"
 #include "core/current.h"
+#include "core/named.h"
 #include "core/worker.h"
 #include "core/priority.h"
 #include "core/submit.h"
@@ -65,6 +66,7 @@ int weft_context_acquire(weft_pool *pool, weft_context **context) {
                                                     memory_order_acquire, memory_order_relaxed)) {
             ctx->h.prio = WEFT_PRIORITY_NORMAL;
             weft__set_current_worker(ctx);
+            weft__worker_trace(ctx, WEFT__TRACE_RUN, weft__trace_name_tls); /* its own code */
             *context = (weft_context *)ctx;
             return 0;
         }
@@ -82,6 +84,7 @@ void weft_context_release(weft_context *context) {
     if (!ctx || weft__current_worker() != ctx)
         return;
     weft__context_run_leftovers(ctx);
+    weft__worker_trace(ctx, WEFT__TRACE_LEAVE, NULL);
     weft__set_current_worker(NULL);
     /* Release: pairs with the next acquire and with weft_pool_destroy. */
     atomic_store_explicit(&ctx->taken, false, memory_order_release);
@@ -102,8 +105,10 @@ static weft__job *own_work(weft__worker *ctx, weft_priority *prio) {
 void weft__context_run_leftovers(weft__worker *ctx) {
     weft_priority prio;
     weft__job *job;
-    while ((job = own_work(ctx, &prio)) != NULL)
+    while ((job = own_work(ctx, &prio)) != NULL) {
+        weft__stat_add(&ctx->stats.jobs, 1);
         weft__job_execute(job);
+    }
 }
 
 unsigned weft_pool_slots(const weft_pool *pool) {
@@ -208,6 +213,7 @@ static weft__job *take_back(weft__worker *ctx, weft__worker *thief, weft__latch 
         }
         if (r == WEFT__STEAL_OK) {
             if (ours(thief, latch, job)) {
+                weft__stat_add(&ctx->stats.steals, 1);
                 *prio = (weft_priority)p;
                 return job;
             }
@@ -253,12 +259,14 @@ void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
         if (!job && polled && !refused && (thief = thief_of(ctx, latch)) != NULL)
             job = take_back(ctx, thief, latch, &prio, &refused);
         if (job) {
+            weft__stat_add(&ctx->stats.jobs, 1);
             weft__worker_call_at(ctx, prio, weft__job_call, job);
             continue;
         }
+        weft__worker_trace(ctx, WEFT__TRACE_WAIT, NULL);
         /* Poll, until the thief (if any) shows work to take back. */
         if (weft__latch_poll_until(latch, thief ? shows_work : NULL, thief, poll_ns(!polled)))
-            return;
+            break;
         if (!polled) { /* the first poll takes nothing back (the take-back, above) */
             polled = true;
             continue;
@@ -266,4 +274,5 @@ void weft__context_wait_until(weft__worker *ctx, weft__latch *latch) {
         if (!thief || !shows_work(thief)) /* what is left runs on workers */
             owner_wait(&ctx->pool->sleep, ctx->index, latch);
     }
+    weft__worker_trace_run(ctx); /* back to the job it waited in */
 }

@@ -35,12 +35,14 @@ static bool queued_check(void *ctx, unsigned index) {
 }
 
 /* A waker woke one of our workers while tracing is on (idle.h): a worker
- * of the pool records the flow in its own buffer, anyone else in the pool's
- * buffer for outside threads. */
+ * of the pool records the flow in its own buffer, a context or caller of
+ * the pool in its slot's (its row), anyone else in the pool's buffer for
+ * outside threads. */
 static uint32_t trace_wake(void *ctx) {
     weft_pool *pool = ctx;
     weft__worker *w = weft__worker_of(pool);
-    return weft__trace_wake(&pool->trace, w && !w->is_context ? &w->stats.trace : NULL);
+    weft__trace_buf *own = w && !w->is_context ? &w->stats.trace : NULL;
+    return weft__trace_wake(&pool->trace, own, w && w->is_context ? &w->stats.trace : NULL);
 }
 
 weft__idle_env weft__worker_idle_env(weft_pool *pool) {

@@ -61,6 +61,7 @@ typedef struct weft__heap_job {
     weft__group *group;         /* a scope's (NULL: detached): fn is skipped once
                                    it is cancelled */
     void (*release)(void *arg); /* called instead of a skipped fn (NULL: none) */
+    const char *name;           /* for the trace: the spawner's name in force (named.h) */
 } weft__heap_job;
 
 #endif

@@ -88,9 +88,9 @@ static void free_stale_leftovers(weft_pool *pool) {
     for (unsigned i = 0; i < pool->threads; i++) {
         weft__worker_free_jobs(&pool->workers[i]);
         weft__trace_buf_free(&pool->workers[i].stats.trace);
-        if (pool->trace.collected)
-            weft__trace_buf_free(&pool->trace.collected[i]);
     }
+    for (unsigned i = 0; pool->trace.collected && i < weft__pool_slots_all(pool); i++)
+        weft__trace_buf_free(&pool->trace.collected[i]);
     free(pool->trace.collected);
     /* Nothing is written to it before stop: closing the child's copy of the
      * descriptor flushes nothing into the parent's file. */
@@ -108,8 +108,10 @@ static void pool_free(weft_pool *pool, bool stale) {
         for (unsigned i = 0; i < weft__pool_slots_all(pool); i++) {
             for (int p = 0; p < WEFT__PRIORITIES; p++)
                 weft__deque_destroy(&pool->workers[i].deques[p]);
-            if (i >= pool->threads)
-                weft__worker_free_jobs(&pool->workers[i]); /* a context's or caller's: no thread */
+            if (i >= pool->threads) { /* a context's or caller's: no thread to free them */
+                weft__worker_free_jobs(&pool->workers[i]);
+                weft__trace_buf_free(&pool->workers[i].stats.trace); /* events after a stop */
+            }
         }
         free(pool->workers);
     }

@@ -193,13 +193,13 @@ void weft__worker_give_way(weft__worker *w) {
         return;
     weft__stat_add(&w->stats.jobs, 1);
     weft__worker_call_at(w, prio, weft__job_call, job);
+    weft__worker_trace_run(w); /* back to the piece that gave way */
 }
 
 void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
     weft__sleep *s = &w->pool->sleep;
     weft__idle idle;
-    const _Atomic bool *tracing = &w->pool->trace.on;
-    weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
+    weft__worker_trace(w, WEFT__TRACE_SEARCH, NULL);
     weft__sleep_start_looking(s, &idle, w->index, &w->stats);
     while (!weft__latch_probe(latch)) {
         bool more;
@@ -212,11 +212,12 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
         if (job) {
             weft__sleep_work_found(s, &idle, more);
             weft__stat_add(&w->stats.jobs, 1);
-            weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0);
+            /* The job records its running slice, named for its group, once
+             * it has entered that group (run_and_set, the job kinds). */
             weft__serving outer = weft__worker_serve(w, NULL, 0); /* named in run_and_set */
             weft__worker_call_at(w, prio, weft__job_call, job);
             weft__worker_serve_end(w, outer);
-            weft__trace(tracing, &w->stats.trace, WEFT__TRACE_SEARCH, 0);
+            weft__worker_trace(w, WEFT__TRACE_SEARCH, NULL);
             weft__sleep_start_looking(s, &idle, w->index, &w->stats);
             weft__budget_between_jobs(latch); /* counted searching, if it waits */
         } else {
@@ -224,12 +225,20 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
         }
     }
     weft__sleep_stop_looking(s, &idle);
-    weft__trace(tracing, &w->stats.trace, WEFT__TRACE_RUN, 0); /* back to the waiting job */
+    weft__worker_trace_run(w); /* back to the waiting job */
+}
+
+void weft__worker_trace_cold(weft__worker *w, weft__trace_kind kind, const char *name) {
+    if (w->is_context) /* no thread of the pool owns its buffer: the stop takes it */
+        weft__trace_shared(&w->pool->trace, &w->stats.trace, kind, name);
+    else
+        weft__trace_append(&w->stats.trace, kind, 0, name);
 }
 
 void weft__worker_run_and_set(weft_fn *fn, void *arg, weft__group *group, weft__latch *done) {
     weft__worker *w = weft__current_worker(); /* jobs run on workers and contexts */
     weft__group *outer = weft__worker_enter(w, group);
+    weft__worker_trace_run(w);
     /* Named only if a context waits for it (nobody else looks, and a share
      * then reads no other thread's latch: weft__context_nudge). fn's frames
      * lie below ours: stacks grow down on weft's targets. */

@@ -101,6 +101,23 @@ static inline void weft__worker_wait_until(weft__worker *w, weft__latch *latch) 
         weft__worker_wait_until_cold(w, latch);
 }
 
+/* Record a change of what w does in its pool's trace (name: the job's
+ * name, RUN only), if the pool traces: one relaxed load when it does not.
+ * Relaxed: a flag that turns recording on and off (trace_buf.h). */
+WEFT__HIDDEN WEFT__COLD void weft__worker_trace_cold(weft__worker *w, weft__trace_kind kind,
+                                                     const char *name);
+static inline void weft__worker_trace(weft__worker *w, weft__trace_kind kind, const char *name) {
+    if (WEFT__UNLIKELY(atomic_load_explicit(&w->pool->trace.on, memory_order_relaxed)))
+        weft__worker_trace_cold(w, kind, name);
+}
+
+/* w runs the work of its group from now on (a job starts, or its thread
+ * goes back to the job it waited in): a slice named for the group. */
+static inline void weft__worker_trace_run(weft__worker *w) {
+    if (WEFT__UNLIKELY(atomic_load_explicit(&w->pool->trace.on, memory_order_relaxed)))
+        weft__worker_trace_cold(w, WEFT__TRACE_RUN, weft__group_name(w->h.group));
+}
+
 /* Share w's private jobs and tell the sleep module (cold path of push). */
 WEFT__HIDDEN WEFT__COLD void weft__worker_offer(weft__worker *w, weft__deque *d);
 

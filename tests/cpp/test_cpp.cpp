@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <limits>
 #include <list>
 #include <map>
@@ -54,6 +55,32 @@ static std::atomic<long> allocations{0};
 
 static weft::config threads(unsigned n) {
     return weft::config().threads(n);
+}
+
+/* The name in force on this thread (weft_trace_name), left as it was. */
+static const char *name_in_force() {
+    const char *name = weft_trace_name(nullptr);
+    weft_trace_name(name);
+    return name;
+}
+
+/* weft::trace_name sets a name for as long as it lives, nested guards
+ * included, and sets the outer one back; work started under it runs. */
+TEST(trace_name_is_a_scope_guard) {
+    CHECK(name_in_force() == nullptr);
+    {
+        weft::trace_name physics("physics");
+        CHECK(std::strcmp(name_in_force(), "physics") == 0);
+        {
+            weft::trace_name collide("collide");
+            CHECK(std::strcmp(name_in_force(), "collide") == 0);
+            std::atomic<int> ran{0};
+            weft::parallel_for(std::size_t{0}, std::size_t{100}, [&](std::size_t) { ran++; });
+            CHECK(ran.load() == 100);
+        }
+        CHECK(std::strcmp(name_in_force(), "physics") == 0);
+    }
+    CHECK(name_in_force() == nullptr);
 }
 
 TEST(version_and_thread_index) {
