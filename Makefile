@@ -27,6 +27,9 @@
 #                    headers, libweft.so and libweft.a, weft.pc, CMake package;
 #                    as root into /usr or /usr/local, run ldconfig
 #   make uninstall   remove what the last make install put there
+#   make deb         Debian packages in build/deb: libweft<soversion> (the shared
+#                    library) and libweft-dev (headers, libweft.a, weft.pc, CMake
+#                    package, weft-trace2svg); tools/check_deb.sh installs and tests them
 #   make abi-baseline record this ABI line's ABI (abi/libweft.abi) for install.abi
 #   make examples    build examples/ (each also runs in the test suite)
 #   make docs        the API reference from the headers: build/docs/html/
@@ -39,7 +42,7 @@ SOAK_SECONDS ?= 600
 SOAK_SEED ?= 1
 
 .PHONY: all test test-release test-asan test-tsan test-posix test-yield soak bench bench-policy bench-smoke bench-against format format-check clean \
-	install uninstall abi-baseline examples docs
+	install uninstall deb abi-baseline examples docs
 
 all:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
@@ -50,7 +53,7 @@ all:
 test: deps-test test-release test-asan test-tsan test-posix test-yield test-posix-strict verify
 	@$(MAKE) --no-print-directory format-check format-check-tarball
 
-.PHONY: check deps-test deps-bench test-posix-strict format-check-tarball format-files
+.PHONY: check deps-test deps-bench deps-deb test-posix-strict format-check-tarball format-files
 check: deps-test test-release
 
 deps-test:
@@ -58,6 +61,9 @@ deps-test:
 
 deps-bench:
 	tools/deps.sh bench
+
+deps-deb:
+	tools/deps.sh deb
 
 test-release:
 	$(CMAKE) -S . -B build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_WERROR=ON
@@ -171,6 +177,23 @@ install:
 	    echo "install: programs find libweft.so in $$libdir only if linked with"; \
 	    echo "  -Wl,-rpath,$$libdir, or run with LD_LIBRARY_PATH=$$libdir (README.md, Installing)"; \
 	fi
+
+# deb builds the packages in a directory of its own configured for the prefix
+# /usr, for the reason install has one: GNUInstallDirs chooses the library
+# directory (lib/<multiarch>) from the prefix when it configures, so the
+# release build (prefix /usr/local, lib) cannot be repackaged for /usr. Only
+# the libraries are built there, not the tests. The packages' layout and
+# fields are cmake/deb.cmake's; their -dbgsym .ddeb holds the debug information.
+# Packages of an earlier version are deleted first, so that build/deb/*.deb
+# is what this tree makes (README.md, Installing).
+DEB_BUILD ?= build/deb
+deb: deps-deb
+	$(CMAKE) -S . -B $(DEB_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
+	    -DWEFT_BUILD_TESTS=OFF -DWEFT_BUILD_EXAMPLES=OFF
+	$(CMAKE) --build $(DEB_BUILD) -j$(JOBS)
+	rm -f $(DEB_BUILD)/*.deb $(DEB_BUILD)/*.ddeb
+	$(CMAKE) --build $(DEB_BUILD) --target package
+	@ls -1 $(DEB_BUILD)/*.deb
 
 # abi-baseline records the ABI of this version's line in abi/libweft.abi,
 # from the release build (RelWithDebInfo: abidw reads the debug information),

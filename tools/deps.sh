@@ -4,7 +4,8 @@
 #
 #   tools/deps.sh test         what `make test` and `make check` need
 #   tools/deps.sh bench        what `make bench` needs (weft and its peers)
-#   tools/deps.sh test bench   both (.ci/run)
+#   tools/deps.sh deb          what `make deb` and tools/check_deb.sh need
+#   tools/deps.sh test bench deb   all three (.ci/run)
 #
 # Nothing missing: exit 0 without touching apt. As root: `apt-get update`
 # once, then `apt-get install --no-install-recommends` the missing packages.
@@ -22,7 +23,12 @@ set -eu
 #                           skips); clang++ in tests/cpp; libomp in bench
 #   clang-format git        make format-check (git ls-files lists the sources)
 #   python3                 tests/test_trace.c (tools/check_trace.py), bench/report.py
-#   pkg-config              tests/install (the README's pkg-config line); bench's oneTBB
+#   pkg-config              tests/install (the README's pkg-config line); bench's oneTBB;
+#                           tools/check_deb.sh's pkg-config consumer
+#   dpkg-dev file           make deb: CPack's DEB generator finds the runtime package's
+#                           dependencies with dpkg-shlibdeps, and the files to give it
+#                           with file (dpkg-dev also comes with build-essential, as do
+#                           readelf and objcopy, for the shlibs file and the -dbgsym)
 #   spin                    make verify (verify/run.sh)
 #   doxygen                 the docs.doxygen test
 #   abigail-tools           the install.abi test (abidiff)
@@ -33,9 +39,10 @@ test_pkgs="build-essential cmake g++ clang libclang-rt-dev clang-format git pyth
 spin doxygen abigail-tools"
 bench_pkgs="build-essential cmake g++ clang python3 pkg-config libomp-dev libtbb-dev cargo
 librust-rayon-dev librust-rayon-core-dev gnuplot-nox"
+deb_pkgs="build-essential cmake dpkg-dev file pkg-config"
 
 if [ $# -eq 0 ]; then
-    echo "usage: $0 test|bench..." >&2
+    echo "usage: $0 test|bench|deb..." >&2
     exit 2
 fi
 pkgs=
@@ -43,8 +50,9 @@ for set in "$@"; do
     case $set in
     test) pkgs="$pkgs $test_pkgs" ;;
     bench) pkgs="$pkgs $bench_pkgs" ;;
+    deb) pkgs="$pkgs $deb_pkgs" ;;
     *)
-        echo "$0: unknown set '$set' (test, bench)" >&2
+        echo "$0: unknown set '$set' (test, bench, deb)" >&2
         exit 2
         ;;
     esac
