@@ -364,6 +364,11 @@ typedef struct bench_system {
      * out[i] = in[0] + ... + in[i], modulo 2^64 (an inclusive scan). */
     void (*sort)(bench_pool *pool, uint64_t *a, size_t n);
     void (*scan)(bench_pool *pool, const uint64_t *in, uint64_t *out, size_t n);
+    /* A job is about to block outside the scheduler, and runs on again
+     * (wl_blocking.c); NULL: the system has no way to say so, and loses the
+     * job's worker while it blocks. */
+    void (*blocking_begin)(void);
+    void (*blocking_end)(void);
 } bench_system;
 
 enum { BENCH_GRAPH_WIDE, BENCH_GRAPH_DEEP };

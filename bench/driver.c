@@ -19,10 +19,10 @@
  * path exercised. */
 static const sizes full_sizes = {30,   35,       10000000, 100,  12,       10000000, 2048, 2000,
                                  0.25, 10000,    0.2,      1000, 300,      1.0,      20,   65536,
-                                 20,   1L << 23, 24,       10,   10000000, 20000000, 10};
+                                 20,   1L << 23, 24,       10,   10000000, 20000000, 10,   10};
 static const sizes smoke_sizes = {20,   22,       200000, 2,  8,      200000, 2048, 100,
                                   0.03, 1000,     0.0,    50, 20,     0.1,    2,    4096,
-                                  2,    1L << 12, 12,     5,  100000, 100000, 2};
+                                  2,    1L << 12, 12,     5,  100000, 100000, 2,    1};
 
 void bench_die(const char *what, const char *detail) {
     fprintf(stderr, "FAIL %s: %s\n", what, detail);
@@ -61,6 +61,7 @@ static const workload workloads[] = {
     {"uts", wl_uts, {1, 2, 0}, 0},
     {"sort", wl_sort, {1, 2, 0}, 0},
     {"scan", wl_scan, {1, 2, 0}, 0},
+    {"blocking", wl_blocking, {2, 0, 0}, 0},
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 

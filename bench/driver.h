@@ -37,6 +37,7 @@ typedef struct sizes {
     size_t sort_n;            /* sort: keys */
     size_t scan_n;            /* scan: elements */
     int scan_reps;            /* scan: timed calls per run */
+    int blocking_reps;        /* blocking: timed batches of BLOCKING_JOBS jobs per run */
 } sizes;
 
 #define US 1000u
@@ -93,6 +94,7 @@ void wl_knapsack(const run_ctx *c);      /* wl_lace.c */
 void wl_uts(const run_ctx *c);           /* wl_lace.c */
 void wl_sort(const run_ctx *c);          /* wl_sort.c */
 void wl_scan(const run_ctx *c);          /* wl_sort.c */
+void wl_blocking(const run_ctx *c);      /* wl_blocking.c */
 
 /* fib(n), computed without recursion: the reference (wl_fork.c). */
 long fib_value(int n);

@@ -525,11 +525,18 @@ static void sort(bench_pool *pool, uint64_t *a, size_t n) {
         bench_die("weft_sort", strerror(err));
 }
 
+/* A blocking region (wl_blocking.c): the pool runs its other jobs meanwhile. */
+static void blocking_begin(void) {
+    if (weft_blocking_begin() != 0)
+        bench_die("weft_blocking_begin", "not in a job");
+}
+
 #define WEFT_SYSTEM(NAME, VARIANT, HIDDEN)                                                         \
     {                                                                                              \
         .name = NAME, .variant = VARIANT, .hidden = HIDDEN, BENCH_SYSTEM_COMMON, .jobs = jobs,     \
         .submit = submit, .roundtrip = roundtrip, .submit_high = submit_high, .graph = graph,      \
         .range = range, .pi = pi, .knapsack = knapsack, .uts = uts, .sort = sort,                  \
+        .blocking_begin = blocking_begin, .blocking_end = weft_blocking_end,                       \
     }
 
 /* The library's benchmark builds (bench/CMakeLists.txt, src/idle/leave.h) are

@@ -192,6 +192,10 @@ WEFT_API void weft_phase_end(weft_pool *pool, bool fast_leave);
  * for jobs only on the slots taken so far (and on those for good). */
 #define WEFT_CALLERS_DEFAULT 8u
 
+/* Spare threads a pool may add while its jobs block (weft_config.spares). */
+#define WEFT_SPARES_DEFAULT 64u
+#define WEFT_SPARES_NONE    0xffffffffu
+
 /* Pool configuration. A zero-initialised struct means all defaults. */
 typedef struct weft_config {
     unsigned threads;  /* 0: $WEFT_NUM_THREADS if it is a number from 1 to
@@ -240,6 +244,18 @@ typedef struct weft_config {
        pool (its workers'; contexts' and their own jobs excepted): for
        programs whose jobs need a pool thread. callers is then ignored. */
     bool callers_wait;
+    /* Spare threads: the most threads the pool adds while its jobs block
+       (weft_blocking_begin, weft_task_block, a job that waits for its
+       events): one per job blocked, started on the first need and parked,
+       costing no CPU, once no job needs it; each runs the pool's work like
+       a worker meanwhile, at slot index threads + contexts + callers + i.
+       0: WEFT_SPARES_DEFAULT, or as many of them as WEFT_THREADS_MAX leaves
+       room for; but none if on_start is set (a spare runs on_start and
+       on_exit with its index only if spares are set explicitly);
+       WEFT_SPARES_NONE: none, a blocking job's thread is lost to the pool
+       while it waits. threads + contexts + callers + spares must not
+       exceed WEFT_THREADS_MAX. */
+    unsigned spares;
 } weft_config;
 
 /* Create a pool and start its workers.
@@ -508,8 +524,9 @@ WEFT_API const char *weft_trace_name(const char *name);
 
 /* The calling thread's index in its pool: 0..threads-1 on a worker,
  * threads + i on a thread holding context i, threads + contexts + i on an
- * outside thread inside a call that took caller slot i (weft_run), -1 on any
- * other thread. Below weft_pool_slots(). Any thread. */
+ * outside thread inside a call that took caller slot i (weft_run),
+ * threads + contexts + callers + i on spare thread i (weft_config.spares),
+ * -1 on any other thread. Below weft_pool_slots(). Any thread. */
 WEFT_API int weft_thread_index(void);
 
 /* Run fn(arg) inside pool (NULL: the current pool) and return when it has
@@ -822,7 +839,7 @@ WEFT_API int weft_context_acquire(weft_pool *pool, weft_context **context);
  * debug builds). */
 WEFT_API void weft_context_release(weft_context *context);
 
-/* threads + contexts + callers (weft_config): the size of an array indexed
+/* threads + contexts + callers + spares (weft_config): the size of an array indexed
  * by weft_thread_index() for per-thread data, which two threads never use at
  * once. NULL: the current pool. */
 WEFT_API unsigned weft_pool_slots(const weft_pool *pool);
@@ -992,6 +1009,73 @@ WEFT_API int weft_event_then(weft_event *event, weft_fn *fn, void *arg);
  * Follow-ups of an event that was never set are discarded (never run).
  * NULL does nothing, as free(NULL) does (not an error). */
 WEFT_API void weft_event_destroy(weft_event *event);
+
+/* ---- Jobs that wait: blocking regions, suspended jobs, external events ----
+ * A job that blocks outside weft (a read, a lock, MPI_Recv, a GPU stream's
+ * sync) keeps its thread, and weft's participating waits cannot run other
+ * jobs on it meanwhile. These calls say so, and the pool runs its other
+ * work on a spare thread (weft_config.spares) for as long as the job
+ * blocks: one spare per job blocked, started the first time it is needed,
+ * parked again (no CPU) once the job runs on. A budgeted pool's job gives
+ * its CPU slot (weft_set_concurrency) back while it blocks and takes one
+ * again, before other waiters, when it runs on; the spare takes the slot
+ * meanwhile. With every spare in use (or WEFT_SPARES_NONE) a blocking job
+ * still works; the pool only runs its other work on fewer threads.
+ *
+ * "A job" here is whatever runs as one: a function given to weft_run, a
+ * spawned or scoped job, a graph node, the second half of a weft_join that
+ * another thread took; a weft_join's halves run by the thread that forked
+ * them belong to the job that forked them. */
+
+/* The calling job is about to block outside weft: let the pool run its other
+ * work on a spare thread meanwhile, and make its jobs that nobody has taken
+ * yet (the second halves of its joins) available to the spare. Regions nest
+ * (only the outermost counts). Calls into weft inside the region work but,
+ * in a budgeted pool, without a CPU slot. Returns 0, or EINVAL: the calling
+ * thread runs no job of a pool (an outside thread, a thread holding a
+ * context outside a job, a worker's on_start). */
+WEFT_API int weft_blocking_begin(void);
+
+/* The end of the calling job's blocking region (weft_blocking_begin
+ * returned 0): the job runs on, and the spare goes back once it ends the job
+ * it runs. Does nothing on a thread not inside a region. */
+WEFT_API void weft_blocking_end(void);
+
+/* A running job, for another thread to resume it or complete its events.
+ * Valid from weft_task_self until the job has completed: returned and, with
+ * events, seen its count fall to zero. */
+typedef struct weft_task weft_task;
+
+/* The job the calling thread runs (the innermost one, where a participating
+ * wait runs jobs inside another), or NULL outside a job. */
+WEFT_API weft_task *weft_task_self(void);
+
+/* Suspend the calling job until weft_task_unblock(weft_task_self()): its
+ * thread sleeps inside a blocking region (a spare runs the pool's work), and
+ * no other job runs on it meanwhile. An unblock that came first is not lost:
+ * the job has one permit, set by an unblock and spent by a block, so a block
+ * after an unblock returns at once (two unblocks before a block still give
+ * one permit). Returns 0, or EINVAL outside a job. */
+WEFT_API int weft_task_block(void);
+
+/* Resume task, blocked in weft_task_block, or give it the permit for its next
+ * block. Any thread. Returns 0, or EINVAL (task NULL). */
+WEFT_API int weft_task_unblock(weft_task *task);
+
+/* task's completion (what waits for it: its join, scope, weft_run, graph,
+ * pool's drain) also waits for n more events, each completed by
+ * weft_task_events_decrease: for work the job starts and something outside
+ * weft finishes (an MPI request, a GPU callback, an event loop). When the
+ * job returns with events outstanding, its thread waits for them in a
+ * blocking region. Any thread, while the job runs or has events
+ * outstanding. Returns 0, or EINVAL (task NULL), EOVERFLOW (more than
+ * UINT32_MAX events outstanding). n 0 does nothing. */
+WEFT_API int weft_task_events_increase(weft_task *task, unsigned n);
+
+/* n of task's events completed: the last one, once the job has returned,
+ * completes the job. Any thread. Returns 0, or EINVAL (task NULL, or n above
+ * the events outstanding: nothing is changed). */
+WEFT_API int weft_task_events_decrease(weft_task *task, unsigned n);
 
 /* ---- Task graphs: built once, run many times ------------------------------- */
 

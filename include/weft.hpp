@@ -482,6 +482,13 @@ class config {
         c_.callers_wait = wait;
         return *this;
     }
+    /* weft_config.spares: the most threads the pool adds while its jobs
+     * block (weft::blocking_region, weft::task::block); WEFT_SPARES_NONE for
+     * none. */
+    config &spares(unsigned n) {
+        c_.spares = n;
+        return *this;
+    }
     /* weft_config.on_start: runs first on each worker, after the worker's
      * scheduling policy is chosen (weft_pool_create in weft.h), so it may
      * set another. */
@@ -1964,6 +1971,79 @@ class trace_name {
 
   private:
     const char *outer_;
+};
+
+/* A blocking region (weft_blocking_begin/end) as a scope guard: the job
+ * that makes one is about to block outside weft (a read, a lock, MPI), and
+ * the pool runs its other work on a spare thread until the guard goes:
+ *
+ *   { weft::blocking_region blocking; n = read(fd, buf, size); }
+ *
+ * Throws std::system_error(EINVAL) outside a job. Belongs to the thread
+ * that made it, and is destroyed there: not movable. */
+class blocking_region {
+  public:
+    blocking_region() {
+        int err = weft_blocking_begin();
+        if (err)
+            detail::throw_error(err, "weft_blocking_begin");
+    }
+    blocking_region(const blocking_region &) = delete;
+    blocking_region &operator=(const blocking_region &) = delete;
+    ~blocking_region() {
+        weft_blocking_end();
+    }
+};
+
+/* The running job, to suspend it until another thread resumes it, or to
+ * hold its completion until events outside weft complete (weft.h, "Jobs
+ * that wait"). A handle: copies name the same job, valid until it has
+ * completed.
+ *
+ *   weft::task t = weft::task::self();
+ *   start_io([t]() mutable { t.unblock(); });
+ *   weft::task::block();
+ */
+class task {
+  public:
+    /* The calling thread's job; throws std::system_error(EINVAL) outside one. */
+    static task self() {
+        weft_task *t = weft_task_self();
+        if (!t)
+            detail::throw_error(EINVAL, "weft_task_self", "the calling thread runs no job");
+        return task(t);
+    }
+    /* Suspend the calling job until an unblock (one that came first counts). */
+    static void block() {
+        int err = weft_task_block();
+        if (err)
+            detail::throw_error(err, "weft_task_block");
+    }
+    /* Resume the job, or give it the permit for its next block. Any thread. */
+    void unblock() const noexcept {
+        weft_task_unblock(t_);
+    }
+    /* Its completion waits for n more events; throws std::system_error
+     * (EOVERFLOW) past UINT32_MAX outstanding. */
+    void events_increase(unsigned n) const {
+        int err = weft_task_events_increase(t_, n);
+        if (err)
+            detail::throw_error(err, "weft_task_events_increase");
+    }
+    /* n events completed; throws std::system_error(EINVAL) for more than are
+     * outstanding. Any thread. */
+    void events_decrease(unsigned n) const {
+        int err = weft_task_events_decrease(t_, n);
+        if (err)
+            detail::throw_error(err, "weft_task_events_decrease");
+    }
+    weft_task *native() const noexcept {
+        return t_;
+    }
+
+  private:
+    explicit task(weft_task *t) noexcept : t_(t) {}
+    weft_task *t_;
 };
 
 /* weft_scope_run with a lambda body:

@@ -159,7 +159,7 @@ static void where_am_i(void *arg) {
 TEST(an_outside_caller_runs_its_own_call) {
     weft_pool *pool;
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 2, .contexts = 1, .callers = 3}), 0);
-    CHECK_EQ(weft_pool_slots(pool), 2 + 1 + 3);
+    CHECK_EQ(weft_pool_slots(pool), 2 + 1 + 3 + WEFT_SPARES_DEFAULT);
     where w = {.pool = pool, .caller = pthread_self(), .index = -2};
     weft_run(pool, where_am_i, &w);
     CHECK(w.on_caller);
@@ -199,7 +199,7 @@ TEST(a_closed_pool_gives_no_caller_slot) {
  * caller slots; a pool with no slot left falls back to the same. */
 TEST(callers_wait_keeps_the_work_on_workers) {
     weft_pool *pool = make_waiting_pool(2);
-    CHECK_EQ(weft_pool_slots(pool), 2);
+    CHECK_EQ(weft_pool_slots(pool), 2 + WEFT_SPARES_DEFAULT);
     where w = {.pool = pool, .caller = pthread_self(), .index = -2};
     weft_run(pool, where_am_i, &w);
     CHECK(!w.on_caller);
@@ -670,12 +670,12 @@ TEST(caller_slot_configuration) {
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = WEFT_THREADS_MAX + 1}),
              EINVAL);
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1}), 0);
-    CHECK_EQ(weft_pool_slots(pool), 1 + WEFT_CALLERS_DEFAULT);
+    CHECK_EQ(weft_pool_slots(pool), 1 + WEFT_CALLERS_DEFAULT + WEFT_SPARES_DEFAULT);
     CHECK_EQ(weft_pool_destroy(pool), 0);
     CHECK_EQ(
         weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = 5, .callers_wait = true}),
         0);
-    CHECK_EQ(weft_pool_slots(pool), 1); /* callers_wait: callers is ignored */
+    CHECK_EQ(weft_pool_slots(pool), 1 + WEFT_SPARES_DEFAULT); /* callers_wait: callers is ignored */
     CHECK_EQ(weft_pool_destroy(pool), 0);
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1,
                                                     .callers = WEFT_THREADS_MAX + 1,
@@ -731,7 +731,7 @@ TEST(wake_all_callers_wait_unless_asked) {
             weft_pool_create(
                 &pool, &(weft_config){.threads = 1, .wake = WEFT_WAKE_ALL, .callers = callers}),
             0);
-        CHECK_EQ(weft_pool_slots(pool), 1 + callers);
+        CHECK_EQ(weft_pool_slots(pool), 1 + callers + WEFT_SPARES_DEFAULT);
         where w = {.pool = pool, .caller = pthread_self(), .index = -2};
         weft_run(pool, where_am_i, &w);
         CHECK_EQ(w.on_caller, callers == 1);

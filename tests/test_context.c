@@ -38,7 +38,8 @@ static void try_acquire_on_worker(void *arg) {
 
 TEST(acquire_release_and_errors) {
     weft_pool *pool = make_pool(WEFT_WAKE_TARGETED);
-    CHECK_EQ(weft_pool_slots(pool), THREADS + CONTEXTS + WEFT_CALLERS_DEFAULT);
+    CHECK_EQ(weft_pool_slots(pool),
+             THREADS + CONTEXTS + WEFT_CALLERS_DEFAULT + WEFT_SPARES_DEFAULT);
     weft_context *c;
     CHECK_EQ(weft_context_acquire(pool, NULL), EINVAL);
     CHECK_EQ(weft_context_acquire(pool, &c), 0);

@@ -271,7 +271,7 @@ TEST(destroy_from_own_job_is_edeadlk) {
 
 TEST(create_reports_enomem_without_leaks) {
     int successes = 0;
-    for (long k = 0; k < 40 && successes == 0; k++) {
+    for (long k = 0; k < 1000 && successes == 0; k++) {
         weft_pool *pool = NULL;
         failmalloc_arm(k);
         int err = weft_pool_create(&pool, &(weft_config){.threads = 3});

@@ -238,7 +238,9 @@ const bench_system tbb_system = {.name = "tbb",
                                  .knapsack = nullptr,
                                  .uts = nullptr,
                                  .sort = sort,
-                                 .scan = scan};
+                                 .scan = scan,
+                                 .blocking_begin = nullptr, /* a blocked job holds its worker */
+                                 .blocking_end = nullptr};
 
 } // namespace
 

@@ -25,6 +25,7 @@
 
 #include "core/current.h"
 #include "core/submit.h"
+#include "core/task.h"
 #include "core/latch_owner.h"
 #include "os/error.h"
 
@@ -200,8 +201,12 @@ static void node_execute(weft__job *job) {
     if (w)
         weft__worker_trace_run(w); /* a running slice, named for the run */
     while (nd) {
-        if (!weft__group_cancelled(&g->group))
+        if (!weft__group_cancelled(&g->group)) {
+            weft_task task; /* each node is a job, with its own events */
+            weft_task *outer_task = weft__task_begin(w, &task);
             nd->fn(nd->arg);
+            weft__task_end(w, &task, outer_task);
+        }
         weft_node *next = NULL;
         for (size_t k = 0; k < nd->nsucc; k++) {
             weft_node *s = nd->succ[k];

@@ -9,7 +9,9 @@
 
 #include "core/worker.h"
 
-static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t now) {
+/* A worker's counts; a spare's too (weft_config.spares), but not its times:
+ * a spare's life is mostly parked, neither busy nor the pool's sleep. */
+static void stats_add_counts(weft_stats *out, const weft__worker *w) {
     const weft__stats *st = &w->stats;
     /* B run inline by a join's fast path counts in the head (join.h). */
     out->jobs += weft__stat_get(&st->jobs) + weft__stat_get(&w->h.joins);
@@ -20,6 +22,11 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
     out->wakeups += weft__stat_get(&st->wakeups);
     out->futile_wakeups += weft__stat_get(&st->futile_wakeups);
     out->early_wakeups += weft__stat_get(&st->early_wakeups);
+}
+
+static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t now) {
+    const weft__stats *st = &w->stats;
+    stats_add_counts(out, w);
     /* A search or sleep in progress counts up to now. */
     uint64_t searching = weft__stat_get(&st->search_since);
     uint64_t asleep = weft__stat_get(&st->asleep_since);
@@ -54,8 +61,10 @@ void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, size_t stat
         uint64_t now = weft__now_ns();
         for (unsigned i = 0; i < p->threads; i++)
             stats_add_worker(&all, &p->workers[i], now);
-        for (unsigned i = p->threads; i < weft__pool_slots_all(p); i++)
+        for (unsigned i = p->threads; i < p->spares.first; i++)
             stats_add_slot(&all, &p->workers[i]);
+        for (unsigned i = p->spares.first; i < weft__pool_slots_all(p); i++)
+            stats_add_counts(&all, &p->workers[i]);
     }
     /* Exactly the caller's bytes: an older, smaller struct ends earlier; a
      * newer, larger one reads 0 in the fields we do not know. */

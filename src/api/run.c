@@ -16,6 +16,7 @@
 #include "core/worker.h"
 #include "core/priority.h"
 #include "core/submit.h"
+#include "core/task.h"
 #include "core/latch_owner.h"
 
 #include "core/callers.h"
@@ -51,7 +52,10 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
     pool = weft__pool_resolve(pool);
     weft__worker *w = pool ? weft__worker_of(pool) : NULL;
     if (w) {
+        weft_task task; /* fn is a job, with its own events */
+        weft_task *outer_task = weft__task_begin(w, &task);
         weft__worker_call_at(w, priority, fn, arg); /* what fn forks inherits priority */
+        weft__task_end(w, &task, outer_task);
         if (WEFT__UNLIKELY(name != NULL))
             weft__worker_trace_run(w); /* back to the caller's own work */
         return 0;
@@ -66,7 +70,10 @@ int weft_run_priority(weft_pool *pool, weft_fn *fn, void *arg, weft_priority pri
         /* fn counts as a job, as it does when it is injected: the pool's
          * jobs are the same whether the caller took part or waited. */
         weft__stat_add(&slot->stats.jobs, 1);
+        weft_task task;
+        weft_task *outer_task = weft__task_begin(slot, &task);
         weft__worker_call_at(slot, priority, fn, arg);
+        weft__task_end(slot, &task, outer_task);
         weft__caller_give_back(slot);
         return 0;
     }

@@ -15,6 +15,7 @@
 #include "core/current.h"
 #include "core/named.h"
 #include "core/submit.h"
+#include "core/task.h"
 #include "core/latch_owner.h"
 #include "os/error.h"
 
@@ -63,7 +64,10 @@ static void heap_job_execute(weft__job *job) {
     } else {
         weft__worker *w = weft__current_worker();
         weft__group *outer = weft__worker_enter(w, h.group);
+        weft_task task;
+        weft_task *outer_task = weft__task_begin(w, &task);
         weft__named_run(w, h.name, h.fn, h.arg);
+        weft__task_end(w, &task, outer_task); /* before the job counts as done */
         weft__worker_leave(w, outer);
     }
     heap_job_done(&h);

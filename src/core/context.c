@@ -169,10 +169,13 @@ static void owner_wait(weft__sleep *s, unsigned index, weft__latch *latch) {
 /* The worker that runs latch's job innermost (NULL: none does). */
 static weft__worker *thief_of(weft__worker *ctx, weft__latch *latch) {
     weft_pool *pool = ctx->pool;
-    for (unsigned v = 0; v < pool->threads; v++)
+    weft__victims vs = weft__pool_victims(pool); /* workers and spares run jobs */
+    for (unsigned k = 0; k < vs.n; k++) {
+        weft__worker *v = &pool->workers[weft__victim_slot(&vs, k)];
         /* Relaxed: a hint; `ours` reads it again after the steal. */
-        if (atomic_load_explicit(&pool->workers[v].serving, memory_order_relaxed) == latch)
-            return &pool->workers[v];
+        if (!v->is_context && atomic_load_explicit(&v->serving, memory_order_relaxed) == latch)
+            return v;
+    }
     return NULL;
 }
 

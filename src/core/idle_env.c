@@ -14,7 +14,7 @@ static bool final_check(void *ctx, unsigned index) {
     weft_pool *pool = ctx;
     return !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_HIGH]) ||
            !weft__injector_is_empty(&pool->injectors[WEFT_PRIORITY_NORMAL]) ||
-           weft__broadcast_pending(&pool->broadcasts, pool->workers[index].broadcast_seen);
+           weft__worker_broadcast_pending(&pool->workers[index]);
 }
 
 /* The sleepers' second look (idle.h): private_work.c's. */

@@ -85,7 +85,9 @@ static void *alloc_aligned(size_t size) {
 /* What a stale pool's threads would have freed on their way out (worker_main)
  * or in weft_trace_stop: they did not survive the fork. */
 static void free_stale_leftovers(weft_pool *pool) {
-    for (unsigned i = 0; i < pool->threads; i++) {
+    for (unsigned i = 0; i < weft__pool_slots_all(pool); i++) {
+        if (pool->workers[i].is_context)
+            continue; /* pool_free's */
         weft__worker_free_jobs(&pool->workers[i]);
         weft__trace_buf_free(&pool->workers[i].stats.trace);
     }
@@ -108,13 +110,16 @@ static void pool_free(weft_pool *pool, bool stale) {
         for (unsigned i = 0; i < weft__pool_slots_all(pool); i++) {
             for (int p = 0; p < WEFT__PRIORITIES; p++)
                 weft__deque_destroy(&pool->workers[i].deques[p]);
-            if (i >= pool->threads) { /* a context's or caller's: no thread to free them */
+            if (pool->workers[i].is_context) { /* a context's or caller's: no thread to
+                                                   free them */
                 weft__worker_free_jobs(&pool->workers[i]);
                 weft__trace_buf_free(&pool->workers[i].stats.trace); /* events after a stop */
             }
         }
         free(pool->workers);
     }
+    if (!stale)
+        weft__spares_destroy(&pool->spares);
     if (pool->sleep.slots && stale)
         weft__sleep_abandon(&pool->sleep);
     else if (pool->sleep.slots)
@@ -144,7 +149,7 @@ static int init_workers(weft_pool *pool) {
         }
         w->pool = pool;
         w->index = i;
-        w->is_context = i >= pool->threads;
+        w->is_context = i >= pool->threads && i < pool->spares.first;
         atomic_init(&w->taken, false);
         atomic_init(&w->h.frames, NULL);
         atomic_init(&w->h.joins, 0);
@@ -153,6 +158,7 @@ static int init_workers(weft_pool *pool) {
         atomic_init(&w->serving_below, 0);
         w->rng = 0x9e3779b97f4a7c15ull * (i + 1);
         weft__latch_init_owned(&w->terminate, pool, i);
+        atomic_init(&w->spare, WEFT__SPARE_PARKED);
     }
     return 0;
 }
@@ -165,11 +171,15 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     pool->threads = weft__pool_config_threads(c->threads, cpus);
     pool->contexts = c->contexts;
     pool->callers = weft__pool_config_callers(c, pool->threads + pool->contexts);
+    unsigned first_spare = pool->threads + pool->contexts + pool->callers;
+    weft__spares_init(&pool->spares, first_spare, weft__pool_config_spares(c, first_spare),
+                      c->spares != 0);
     if (weft__pool_slots_all(pool) > WEFT_THREADS_MAX)
         return weft__error_set(EINVAL,
-                               "config threads %u + contexts %u + callers %u is above "
+                               "config threads %u + contexts %u + callers %u + spares %u is above "
                                "WEFT_THREADS_MAX %u",
-                               pool->threads, pool->contexts, pool->callers, WEFT_THREADS_MAX);
+                               pool->threads, pool->contexts, pool->callers, pool->spares.max,
+                               WEFT_THREADS_MAX);
     snprintf(pool->name, sizeof pool->name, "%s", c->name ? c->name : "weft");
     pool->on_start = c->on_start;
     pool->on_exit = c->on_exit;
@@ -192,7 +202,7 @@ static int pool_init(weft_pool *pool, const weft_config *c) {
     weft__served_init(&pool->served);
     pool->idle_env = weft__worker_idle_env(pool);
     int err = init_workers(pool);
-    if (!err && weft__sleep_init(&pool->sleep, &pool->idle_env, pool->threads,
+    if (!err && weft__sleep_init(&pool->sleep, &pool->idle_env, pool->threads, pool->spares.first,
                                  weft__pool_slots_all(pool), cpus, c->wake == WEFT_WAKE_ALL,
                                  c->leave == WEFT_LEAVE_FAST) != 0) /* ENOMEM only */
         err = weft__error_set(ENOMEM, "out of memory for the sleep slots of %u workers",
@@ -389,6 +399,7 @@ int weft_pool_destroy(weft_pool *pool) {
     if (atomic_load_explicit(&pool->trace.on, memory_order_relaxed))
         pool->trace.stop_drained(pool); /* needs the workers: before they stop */
     weft__workers_stop(pool, pool->threads);
+    weft__spares_stop(pool); /* after the workers: their jobs may block until the end */
     weft__pool_unref(pool);
     return 0;
 }

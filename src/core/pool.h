@@ -14,6 +14,7 @@
 #include "core/injector.h"
 #include "core/pending.h"
 #include "core/serve.h"
+#include "core/spare.h"
 #include "idle/latch.h"
 #include "idle/sleep.h"
 #include "obs/stats.h"
@@ -44,6 +45,7 @@ struct weft_pool {
     alignas(WEFT__CACHELINE) weft__pending pending;
     _Atomic uint32_t refs; /* A: the pool is freed when it drops to 0 */
     weft__served served;   /* callers of other pools waiting on us (serve.c) */
+    weft__spares spares;   /* threads that run its work while its jobs block (spare.c) */
     /* Start-up (weft_pool_create): the workers wait at a gate until every
      * thread exists, then run on_start; the creator waits for all of them. */
     _Atomic uint32_t start;          /* A: a WEFT__START_* value; futex word */
@@ -52,7 +54,7 @@ struct weft_pool {
     _Atomic uint32_t callers_seen;   /* A: caller slots ever taken, a prefix (callers.c) */
     /* Set before the pool is published. */
     alignas(WEFT__CACHELINE) weft__worker *workers; /* I: threads workers, then contexts,
-                                                       then callers */
+                                                       then callers, then spares */
     unsigned threads;                               /* I */
     unsigned contexts;                              /* I */
     unsigned callers;                               /* I: caller slots (0: callers wait) */
@@ -72,21 +74,35 @@ struct weft_pool {
     unsigned cpus; /* I: the CPUs this process may use, read at creation */
 };
 
-/* Every slot of the pool: workers, contexts, callers. */
+/* Every slot of the pool: workers, contexts, callers, spares. */
 static inline unsigned weft__pool_slots_all(const weft_pool *pool) {
-    return pool->threads + pool->contexts + pool->callers;
+    return pool->threads + pool->contexts + pool->callers + pool->spares.max;
 }
 
-/* The slots that may hold jobs: every worker and context, and the caller
- * slots taken so far (callers.c), so that a pool whose callers only wait, or
- * that one caller uses, does not sweep slots nobody ever holds. */
-static inline unsigned weft__pool_victims(weft_pool *pool) {
-    /* Acquire: pairs with weft__caller_take's raise; a thief that counts a
-     * slot sees it set up. A sweep that misses a slot taken just now is the
-     * same as one that ran before: the slot's first post of jobs meets the
-     * sleep protocol's counters like any other (callers.c). */
-    return pool->threads + pool->contexts +
-           atomic_load_explicit(&pool->callers_seen, memory_order_acquire);
+/* The slots that may hold jobs: every worker and context, the caller slots
+ * taken so far (callers.c) and the spares started so far (spare.c), so that
+ * a pool whose callers only wait, or that one caller uses, or whose jobs
+ * never block, does not sweep slots nobody ever holds. Victim k (0 <= k < n)
+ * is slot weft__victim_slot(k): the first `base` are slots 0..base-1, the
+ * rest the spares'. */
+typedef struct weft__victims {
+    unsigned n, base, skip;
+} weft__victims;
+
+static inline weft__victims weft__pool_victims(weft_pool *pool) {
+    /* Acquire, both: pair with weft__caller_take's raise and spare.c's; a
+     * thief that counts a slot sees it set up. A sweep that misses a slot
+     * taken just now is the same as one that ran before: the slot's first
+     * post of jobs meets the sleep protocol's counters like any other
+     * (callers.c). */
+    unsigned base = pool->threads + pool->contexts +
+                    atomic_load_explicit(&pool->callers_seen, memory_order_acquire);
+    unsigned spares = atomic_load_explicit(&pool->spares.seen, memory_order_acquire);
+    return (weft__victims){.n = base + spares, .base = base, .skip = pool->spares.first - base};
+}
+
+static inline unsigned weft__victim_slot(const weft__victims *v, unsigned k) {
+    return k < v->base ? k : k + v->skip;
 }
 
 /* How many fork() children deep this process is, counting forks made after
@@ -136,7 +152,7 @@ WEFT__HIDDEN void weft__pool_unref(weft_pool *pool);
  * another pool's thread waits on a latch of that pool, whose index means
  * nothing here). */
 static inline bool weft__latch_owned_by_context(const weft__latch *l, const weft_pool *pool) {
-    return l->pool == pool && l->owner >= pool->threads;
+    return l->pool == pool && l->owner >= pool->threads && l->owner < pool->spares.first;
 }
 
 /* The start gate (weft_pool.start). */

@@ -24,6 +24,8 @@ static int check(const weft_config *c) {
         return above_max("contexts", c->contexts);
     if (c->callers > WEFT_THREADS_MAX && !c->callers_wait)
         return above_max("callers", c->callers);
+    if (c->spares > WEFT_THREADS_MAX && c->spares != WEFT_SPARES_NONE)
+        return above_max("spares", c->spares);
     if (c->stack_size != 0 && c->stack_size < STACK_SIZE_MIN)
         return weft__error_set(EINVAL, "config.stack_size %zu is below the minimum of %zu (64 KiB)",
                                c->stack_size, STACK_SIZE_MIN);
@@ -74,4 +76,15 @@ unsigned weft__pool_config_callers(const weft_config *c, unsigned used) {
         return c->callers;
     unsigned room = used < WEFT_THREADS_MAX ? WEFT_THREADS_MAX - used : 0;
     return room < WEFT_CALLERS_DEFAULT ? room : WEFT_CALLERS_DEFAULT;
+}
+
+unsigned weft__pool_config_spares(const weft_config *c, unsigned used) {
+    /* on_start: a spare runs the pool's jobs, which may need its work on
+     * their thread (weft.h); only spares asked for run it. */
+    if (c->spares == WEFT_SPARES_NONE || (!c->spares && c->on_start))
+        return 0;
+    if (c->spares)
+        return c->spares;
+    unsigned room = used < WEFT_THREADS_MAX ? WEFT_THREADS_MAX - used : 0;
+    return room < WEFT_SPARES_DEFAULT ? room : WEFT_SPARES_DEFAULT;
 }

@@ -25,4 +25,10 @@ WEFT__HIDDEN unsigned weft__pool_config_threads(unsigned threads, unsigned cpus)
  * WEFT_THREADS_MAX leaves room for. */
 WEFT__HIDDEN unsigned weft__pool_config_callers(const weft_config *c, unsigned used);
 
+/* How many spare threads (spare.c) a pool made with c gets beside `used`
+ * workers, contexts and callers: none if c says so, or by default with an
+ * on_start; else c->spares, else as many of WEFT_SPARES_DEFAULT as
+ * WEFT_THREADS_MAX leaves room for. */
+WEFT__HIDDEN unsigned weft__pool_config_spares(const weft_config *c, unsigned used);
+
 #endif

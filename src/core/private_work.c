@@ -63,19 +63,21 @@
 
 uint32_t weft__pool_answers(weft_pool *pool) {
     uint32_t sum = 0;
-    for (unsigned v = 0, n = weft__pool_victims(pool); v < n; v++)
+    weft__victims vs = weft__pool_victims(pool);
+    for (unsigned k = 0; k < vs.n; k++)
         for (int p = 0; p < WEFT__PRIORITIES; p++) /* frames' answers count in deques[0] */
-            sum += weft__deque_answers(&pool->workers[v].deques[p]);
+            sum += weft__deque_answers(&pool->workers[weft__victim_slot(&vs, k)].deques[p]);
     return sum;
 }
 
 /* Does a deque of a slot other than `index` show private jobs (or, with
  * !private_jobs, public ones)? Hints, read after the caller's fence. */
 static bool other_deques_show(weft_pool *pool, unsigned index, bool private_jobs) {
-    unsigned n = weft__pool_victims(pool);
+    weft__victims vs = weft__pool_victims(pool);
     /* Relaxed: see weft__pool_note_high. */
     int prios = atomic_load_explicit(&pool->high_pushed, memory_order_relaxed) ? 2 : 1;
-    for (unsigned v = 0; v < n; v++) {
+    for (unsigned k = 0; k < vs.n; k++) {
+        unsigned v = weft__victim_slot(&vs, k);
         if (v == index)
             continue;
         if (private_jobs && weft__frame_private_in_view(&pool->workers[v]))

@@ -23,6 +23,7 @@
 #include "core/idle_env.h"
 #include "core/latch_owner.h"
 
+#include "core/task.h"
 #include "idle/budget.h"
 #include "os/error.h"
 #include "os/futex.h"
@@ -48,15 +49,18 @@ static unsigned random_below(weft__worker *w, unsigned n) {
 static weft__job *steal_work(weft__worker *w, bool *more, weft_priority *run_prio) {
     weft_priority prio = *run_prio;
     weft_pool *pool = w->pool;
-    unsigned n = weft__pool_victims(pool); /* contexts and callers are victims too */
+    /* Contexts, callers and spares are victims too. */
+    weft__victims vs = weft__pool_victims(pool);
+    unsigned n = vs.n;
     /* After a final check that saw private jobs, the first pass tries each
      * victim that shows nothing public by force: a barrier each, so retries
      * (lost races) do not. */
     bool force = w->forced.armed;
     for (bool retry = n > 1; retry; force = false) {
         retry = false;
-        unsigned v = random_below(w, n);
-        for (unsigned k = 0; k < n; k++, v = v + 1 == n ? 0 : v + 1) {
+        unsigned i = random_below(w, n);
+        for (unsigned k = 0; k < n; k++, i = i + 1 == n ? 0 : i + 1) {
+            unsigned v = weft__victim_slot(&vs, i);
             if (v == w->index)
                 continue;
             weft__deque *victim = &pool->workers[v].deques[prio];
@@ -107,7 +111,10 @@ static weft__job *find_work_at(weft__worker *w, bool *more, weft_priority *run_p
 /* A broadcast's function belongs to no group, whatever job w interrupted. */
 static void run_broadcasts(weft__worker *w) {
     weft__group *outer = weft__worker_enter(w, NULL);
+    weft_task *outer_task = w->task; /* the broadcast's function is no job's part */
+    w->task = NULL;
     weft__broadcast_run_pending(&w->pool->broadcasts, w->index, &w->broadcast_seen);
+    w->task = outer_task;
     weft__worker_leave(w, outer);
 }
 
@@ -117,7 +124,7 @@ static void run_broadcasts(weft__worker *w) {
  * work pays one load for the option, not a second steal sweep. */
 static weft__job *find_work(weft__worker *w, bool *more, weft_priority *prio) {
     *more = false;
-    if (WEFT__UNLIKELY(weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen)))
+    if (WEFT__UNLIKELY(weft__worker_broadcast_pending(w)))
         run_broadcasts(w);
     /* Relaxed: see weft__pool_note_high. */
     bool high = atomic_load_explicit(&w->pool->high_pushed, memory_order_relaxed);
@@ -160,8 +167,10 @@ bool weft__pool_high_queued(weft_pool *pool) {
     /* Relaxed: see weft__pool_note_high. */
     if (!atomic_load_explicit(&pool->high_pushed, memory_order_relaxed))
         return false;
-    for (unsigned v = 0, n = weft__pool_victims(pool); v < n; v++)
-        if (!weft__deque_public_empty(&pool->workers[v].deques[WEFT_PRIORITY_HIGH]))
+    weft__victims vs = weft__pool_victims(pool);
+    for (unsigned k = 0; k < vs.n; k++)
+        if (!weft__deque_public_empty(
+                &pool->workers[weft__victim_slot(&vs, k)].deques[WEFT_PRIORITY_HIGH]))
             return true;
     return false;
 }
@@ -244,7 +253,7 @@ void weft__worker_run_and_set(weft_fn *fn, void *arg, weft__group *group, weft__
      * lie below ours: stacks grow down on weft's targets. */
     weft__latch *awaited = weft__latch_owned_by_context(done, w->pool) ? done : NULL;
     weft__serving served = weft__worker_serve(w, awaited, (uintptr_t)__builtin_frame_address(0));
-    fn(arg);
+    weft__task_call(w, fn, arg);
     weft__worker_serve_end(w, served);
     weft__worker_leave(w, outer);
     weft__latch_set(done); /* last: its owner may return, and free it, after this */

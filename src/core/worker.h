@@ -42,6 +42,8 @@ typedef struct weft__worker {
     uint64_t broadcast_seen;   /* O: last broadcast run (broadcast.c) */
     unsigned free_count;       /* O */
     weft__forced_sweep forced; /* O: taking private work by force (private_work.c) */
+    weft_task *task;           /* O: the job it runs innermost (NULL: none; task.h) */
+    unsigned blocking;         /* O: blocking regions it is inside (task.c) */
     /* The thread and how it is claimed and stopped. */
     alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts and callers: a thread holds it */
     /* The job this worker runs innermost, for a context that waits for it
@@ -52,7 +54,9 @@ typedef struct weft__worker {
     _Atomic(weft__latch *) serving;  /* A */
     _Atomic uintptr_t serving_below; /* A */
     pthread_t thread;
-    weft__latch terminate;                      /* owned by this worker; set by weft_pool_destroy */
+    weft__latch terminate;  /* owned by this worker; set by weft_pool_destroy (a spare's: when
+                               it is released, spare.c) */
+    _Atomic uint32_t spare; /* A: a spare's WEFT__SPARE_* state, under spares.lock; futex word */
     alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */
 } weft__worker;
 
@@ -62,7 +66,14 @@ _Static_assert(offsetof(struct weft__worker_head, prio) + sizeof(uint32_t) <= 64
 
 /* Is w a caller slot (callers.c), held by an outside thread for one call? */
 static inline bool weft__is_caller(const weft__worker *w) {
-    return w->index >= w->pool->threads + w->pool->contexts;
+    return w->index >= w->pool->threads + w->pool->contexts && w->index < w->pool->spares.first;
+}
+
+/* A broadcast that w has not run yet? Only the pool's workers run them
+ * (weft_broadcast: one call per worker), not its spares. */
+static inline bool weft__worker_broadcast_pending(weft__worker *w) {
+    return w->index < w->pool->threads &&
+           weft__broadcast_pending(&w->pool->broadcasts, w->broadcast_seen);
 }
 
 /* w is about to change the head's group or priority, what its forks

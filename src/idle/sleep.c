@@ -65,8 +65,9 @@
 #define WEFT__SLEEP_RAYON_WAKE 0
 #endif
 
-int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads, unsigned slots,
-                     unsigned cpus, bool wake_all, bool leave_fast) {
+int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads,
+                     unsigned spares_first, unsigned slots, unsigned cpus, bool wake_all,
+                     bool leave_fast) {
     size_t bytes = (size_t)slots * sizeof(weft__sleep_slot);
     s->slots = aligned_alloc(WEFT__CACHELINE, bytes);
     if (!s->slots)
@@ -84,6 +85,7 @@ int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads
     atomic_init(&s->counters, ONE_JEC);
     weft__in_flight_init(&s->in_flight);
     s->threads = threads;
+    s->spares_first = spares_first;
     s->nslots = slots;
     s->wake_all = wake_all;
     s->env = env;
@@ -143,7 +145,7 @@ static void mark_awake(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
     /* Release: pairs with the sleeper's acquire reload after its wait. */
     atomic_store_explicit(&slot->word, WEFT__SLOT_AWAKE, memory_order_release);
     weft__debug_yield();
-    if (i < s->threads)                   /* contexts are not counted (context.c) */
+    if (weft__sleep_slot_searches(s, i))  /* contexts are not counted (context.c) */
         uncount_sleeper(s, ONE_INACTIVE); /* invariant 2: the waker decrements */
 }
 
@@ -171,8 +173,8 @@ static bool wake_specific(weft__sleep *s, unsigned i, bool hinted) {
     bool woke = atomic_load_explicit(&slot->word, memory_order_relaxed) == WEFT__SLOT_ASLEEP;
     bool sampled = woke && slot->sampled;
     if (woke) {
-        slot->woken_at_ns = weft__now_ns(); /* the sleeper learns its wake cost */
-        if (i < s->threads)                 /* before AWAKE (in_flight.h); contexts never search */
+        slot->woken_at_ns = weft__now_ns();  /* the sleeper learns its wake cost */
+        if (weft__sleep_slot_searches(s, i)) /* before AWAKE (in_flight.h) */
             weft__in_flight_woken(&s->in_flight, slot->woken_at_ns, slot->wake_ns);
         /* Relaxed: a flag that turns tracing on and off (trace_buf.h). */
         if (WEFT__UNLIKELY(atomic_load_explicit(s->env->tracing, memory_order_relaxed)))
@@ -198,8 +200,9 @@ static bool wake_self(weft__sleep *s, weft__sleep_slot *slot, unsigned i) {
     return woke;
 }
 
+/* The workers first, then the spares (none sleeps while no job blocks). */
 static void wake_any(weft__sleep *s, unsigned n) {
-    for (unsigned i = 0; i < s->threads && n > 0; i++)
+    for (unsigned i = 0; i < s->nslots && n > 0; i = i + 1 == s->threads ? s->spares_first : i + 1)
         if (wake_specific(s, i, true))
             n--;
 }
@@ -476,7 +479,7 @@ void weft__sleep_new_injected_jobs(weft__sleep *s, unsigned n, bool queue_was_em
 void weft__sleep_set_latch(weft__sleep *s, weft__latch *l) {
     unsigned owner = l->owner; /* copied: l may be gone right after the swap */
     weft__debug_yield();
-    if (WEFT__UNLIKELY(s->wake_all) && owner < s->threads) {
+    if (WEFT__UNLIKELY(s->wake_all) && weft__sleep_slot_searches(s, owner)) {
         weft__wake_all_set_latch(&s->all, l);
         return;
     }

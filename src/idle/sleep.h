@@ -42,7 +42,8 @@ typedef struct weft__sleep {
     /* Set before the pool is published. */
     alignas(WEFT__CACHELINE) weft__sleep_slot *slots; /* I */
     unsigned threads;                                 /* I: workers (slots 0..threads-1) */
-    unsigned nslots;                                  /* I: workers + contexts */
+    unsigned spares_first;                            /* I: spare workers: slots from here */
+    unsigned nslots;                                  /* I: workers, contexts, callers, spares */
     bool wake_all;                                    /* I: WEFT_WAKE_ALL */
     const weft__idle_env *env;                        /* I: what the pool provides */
     weft__leave_pool leave;    /* the leave policy's pool-wide state (leave.c) */
@@ -50,10 +51,19 @@ typedef struct weft__sleep {
     weft__in_flight in_flight; /* wake-ups in flight, and those left to them (in_flight.h) */
 } weft__sleep;
 
-/* threads workers, slots sleepers in all (contexts too); cpus: the CPUs the
- * process may use, for the leave policy's test of oversubscription. */
+/* threads workers, slots sleepers in all (contexts and callers too), the
+ * slots from spares_first spare workers (core/spare.c), which search and
+ * sleep as workers do while they run; cpus: the CPUs the process may use,
+ * for the leave policy's test of oversubscription. */
 WEFT__HIDDEN int weft__sleep_init(weft__sleep *s, const weft__idle_env *env, unsigned threads,
-                                  unsigned slots, unsigned cpus, bool wake_all, bool leave_fast);
+                                  unsigned spares_first, unsigned slots, unsigned cpus,
+                                  bool wake_all, bool leave_fast);
+
+/* Does slot i search and sleep as a worker, counted in the counters: a
+ * worker's or a spare's, not a context's or caller's? */
+static inline bool weft__sleep_slot_searches(const weft__sleep *s, unsigned i) {
+    return i < s->threads || i >= s->spares_first;
+}
 WEFT__HIDDEN void weft__sleep_destroy(weft__sleep *s);
 /* weft__sleep_destroy in a fork child, for a parent's pool: frees the memory
  * without destroying the locks, which threads that did not survive the fork

@@ -83,6 +83,49 @@ TEST(trace_name_is_a_scope_guard) {
     CHECK(name_in_force() == nullptr);
 }
 
+/* weft::task and weft::blocking_region: a pool of one worker whose only job
+ * blocks runs the job that resumes it on a spare; events hold weft::run. */
+TEST(a_task_blocks_and_a_region_scales_up) {
+    weft::pool p(threads(1).callers_wait());
+    int resumed = weft::run(p, [] {
+        weft::task t = weft::task::self();
+        std::atomic<int> ran{0};
+        weft::spawn([t, &ran] {
+            {
+                weft::blocking_region blocking; /* waits for the job below to block */
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            }
+            ran.store(1);
+            t.unblock();
+        });
+        weft::task::block();
+        return ran.load();
+    });
+    CHECK_EQ(resumed, 1);
+    std::atomic<int> completed{0};
+    std::thread th;
+    weft::run(p, [&] {
+        weft::task t = weft::task::self();
+        t.events_increase(1);
+        th = std::thread([t, &completed] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            completed.store(1);
+            t.events_decrease(1);
+        });
+    });
+    CHECK_EQ(completed.load(), 1);
+    th.join();
+#if WEFT_HPP_EXCEPTIONS
+    bool threw = false;
+    try {
+        weft::blocking_region outside;
+    } catch (const std::system_error &e) {
+        threw = e.code().value() == EINVAL;
+    }
+    CHECK(threw);
+#endif
+}
+
 TEST(version_and_thread_index) {
     CHECK(std::strcmp(weft::version(), weft_version()) == 0);
     CHECK_EQ(weft::thread_index(), -1);
@@ -1103,7 +1146,7 @@ TEST(graph_errors) {
 
 TEST(context_runs_its_own_work) {
     weft::pool p(threads(2).contexts(1).callers(1));
-    CHECK_EQ(p.slots(), 4);
+    CHECK_EQ(p.slots(), 4 + WEFT_SPARES_DEFAULT);
     {
         weft::context ctx(p);
         CHECK(ctx.get() != nullptr);

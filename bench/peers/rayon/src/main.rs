@@ -55,6 +55,8 @@ pub struct BenchSystem {
     uts: Option<unsafe extern "C" fn(*mut Pool, u64, c_int) -> c_long>,
     sort: Option<unsafe extern "C" fn(*mut Pool, *mut u64, usize)>,
     scan: Option<unsafe extern "C" fn(*mut Pool, *const u64, *mut u64, usize)>,
+    blocking_begin: Option<unsafe extern "C" fn()>,
+    blocking_end: Option<unsafe extern "C" fn()>,
 }
 
 // The table is immutable and its name points to a static string.
@@ -330,6 +332,8 @@ static RAYON: BenchSystem = BenchSystem {
     uts: None,
     sort: Some(sort),
     scan: None, /* Rayon has no parallel scan */
+    blocking_begin: None, /* a blocked job holds its worker */
+    blocking_end: None,
 };
 
 /// Called by the C driver: the i-th system of this program.
