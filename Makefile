@@ -101,7 +101,7 @@ test-posix:
 # another set of interleavings (a failure names its seed; rerun it with
 # WEFT_DEBUG_YIELD_SEED=n). Unit tests and the timing-watching ones (phase,
 # stats) learn nothing from yields.
-YIELD_TESTS = ^test_(stress|lifecycle|faults|fork|event|latch|sleep|deque|context|broadcast|graph)\.
+YIELD_TESTS = ^test_(stress|lifecycle|faults|fork|event|latch|sleep|deque|context|broadcast|graph|blocking)\.
 # last_signal_wakes counts wake-ups over quiet intervals, as phase and stats do.
 YIELD_SKIP = last_signal_wakes
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "core/spare.h"
 #include "pools.h"
 #include "spinners.h"
 #include "weft.h"
@@ -61,7 +62,7 @@ static void block_once(void *arg) {
  * meanwhile (on a spare), and the job resumes once unblocked from outside,
  * before the pool is destroyed. */
 static void run_others_while_blocked(weft_pool *pool, int others) {
-    blocker b = {0};
+    blocker b = {.task = NULL};
     CHECK_EQ(weft_spawn(pool, block_once, &b), 0);
     while (!atomic_load(&b.task))
         usleep(100);
@@ -93,7 +94,7 @@ static void unblock_then_block(void *arg) {
 
 TEST(an_unblock_before_the_block_is_not_lost) {
     weft_pool *pool = make(1, WEFT_WAKE_TARGETED, 0);
-    blocker b = {0};
+    blocker b = {.task = NULL};
     CHECK_EQ(weft_spawn(pool, unblock_then_block, &b), 0);
     while (!atomic_load(&b.task))
         usleep(100);
@@ -137,7 +138,7 @@ TEST(every_blocked_job_resumes_exactly_once) {
         for (unsigned threads = 1; threads <= 8; threads *= 2) {
             weft_pool *pool = make(threads, wakes[k], 0);
             for (long round = 0; round < scaled(20); round++) {
-                pairs p = {0};
+                pairs p = {.resumed = 0};
                 pair_arg args[64];
                 for (int i = 0; i < 64; i++) {
                     args[i] = (pair_arg){&p, i};
@@ -209,6 +210,50 @@ TEST(one_spare_serves_two_blocked_jobs) {
     weft_pool *pool = make(2, WEFT_WAKE_TARGETED, 1);
     CHECK_EQ(weft_pool_slots(pool), 3u);
     both_workers_block(pool);
+}
+
+static _Atomic int spare_starts, spare_exits;
+
+static void spare_started(unsigned index, void *user) {
+    if (index > 0) /* not the worker */
+        atomic_fetch_add(&spare_starts, 1);
+    (void)user;
+}
+
+static void spare_exited(unsigned index, void *user) {
+    if (index > 0)
+        atomic_fetch_add(&spare_exits, 1);
+    (void)user;
+}
+
+/* A spare parked for long exits, and a later block starts one again; with
+ * spares asked for explicitly, each runs on_start and on_exit. */
+TEST(a_spare_parked_for_long_exits) {
+    weft__spare_idle_ns = 20000000; /* 20 ms */
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1,
+                                                    .callers_wait = true,
+                                                    .spares = 2,
+                                                    .on_start = spare_started,
+                                                    .on_exit = spare_exited}),
+             0);
+    for (int round = 1; round <= 3; round++) {
+        blocker b = {.task = NULL};
+        CHECK_EQ(weft_spawn(pool, block_once, &b), 0);
+        while (!atomic_load(&b.task))
+            usleep(100);
+        while (atomic_load(&spare_starts) < round) /* the block called a new spare */
+            usleep(100);
+        CHECK_EQ(weft_task_unblock(atomic_load(&b.task)), 0);
+        while (atomic_load(&b.resumed) < 1)
+            usleep(100);
+        CHECK_EQ(atomic_load(&spare_starts), round);
+        while (atomic_load(&spare_exits) < round) /* the spare leaves */
+            usleep(1000);
+    }
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(atomic_load(&spare_exits), 3);
+    weft__spare_idle_ns = WEFT__SPARE_IDLE_NS;
 }
 
 static void index_of_spare(void *arg) {
@@ -299,9 +344,9 @@ TEST(a_callers_blocked_job_is_served_by_a_spare) {
             weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = 1, .wake = wakes[k]}),
             0);
         spinners_start(pool, 1);
-        blocker s = {0};
+        blocker s = {.task = NULL};
         weft_run(pool, fork_then_block, &s);
-        blocker j = {0};
+        blocker j = {.task = NULL};
         weft_run(pool, join_block, &j); /* A blocks on what its own B does */
         spinners_stop_all();
         CHECK_EQ(weft_pool_destroy(pool), 0);
@@ -315,7 +360,7 @@ TEST(a_contexts_blocked_job_is_served_by_a_spare) {
     weft_context *ctx;
     CHECK_EQ(weft_context_acquire(pool, &ctx), 0);
     CHECK_EQ(weft_blocking_begin(), EINVAL); /* the holder's own code is no job */
-    blocker s = {0};
+    blocker s = {.task = NULL};
     weft_run(pool, fork_then_block, &s);
     weft_context_release(ctx);
     spinners_stop_all();
@@ -373,7 +418,7 @@ TEST(events_hold_the_completion_of_a_job) {
         weft_pool *pool;
         CHECK_EQ(
             weft_pool_create(&pool, &(weft_config){.threads = 1, .callers_wait = callers_wait}), 0);
-        evented e = {0};
+        evented e = {.task = NULL};
         pthread_t th;
         CHECK_EQ(pthread_create(&th, NULL, complete_later, &e), 0);
         weft_run(pool, with_events, &e);
@@ -395,7 +440,7 @@ static void scope_with_events(weft_scope *scope, void *arg) {
 TEST(events_hold_a_scope_and_a_join) {
     weft_pool *pool = make(2, WEFT_WAKE_TARGETED, 0);
     for (int kind = 0; kind < 2; kind++) {
-        evented e = {0};
+        evented e = {.task = NULL};
         pthread_t th;
         CHECK_EQ(pthread_create(&th, NULL, complete_later, &e), 0);
         if (kind == 0)

@@ -90,6 +90,9 @@ CHECKS=(
 "frames-wait-no-force|pass|the same beside a thief that never takes a frame by force (no process-wide barrier; 2 forks)|-DNJOBS=2 -DNT=1 -DWAIT_IN_A -DNO_FORCE|frames"
 "frames-broken-wait-no-self-publish|lost|a waiting owner that does not publish its own private frames, every other worker busy: it waits for ever for its own B|-DNJOBS=2 -DNT=0 -DWAIT_IN_A -DNO_SELF_PUBLISH|frames"
 "frames-broken-wait-no-self-publish-no-force|lost|the same beside a thief without the barrier: its requests are never answered|-DNJOBS=2 -DNT=1 -DWAIT_IN_A -DNO_SELF_PUBLISH -DNO_FORCE|frames"
+"spares|pass|spare threads, 2 jobs blocking twice each, 1 spare: counts consistent, every block served, every spare parked in the end|-DNJ=2 -DNS=1|spares"
+"spares-2|pass|the same with 2 spares|-DNJ=2 -DNS=2|spares"
+"spares-broken-no-recall|lost|a released spare parks without taking the call a begin could not serve meanwhile: a blocked job waits for ever|-DNJ=2 -DNS=1 -DNO_RECALL|spares"
 )
 
 # Bigger configurations, run with --all (several minutes more here, and up
@@ -136,7 +139,7 @@ need_tools() {
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/weft-verify.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
-# the model a check runs: sleep (default), wake_all, deque or frames
+# the model a check runs: sleep (default), wake_all, deque, frames or spares
 model_of() { # model_of LINE
     local m
     m=$(field 4 "$1")

@@ -15,10 +15,15 @@
  * Slots. The pool reserves `max` spare slots after its callers' (weft.h:
  * weft_config.spares), each a full worker slot: deques, join frames, a
  * sleep slot. A spare's thread is created the first time the slot is
- * needed, and then stays, parked on its `spare` word, until the pool is
- * destroyed: the next block costs a futex wake, not a thread. `seen`, the
+ * needed, and then stays, parked on its `spare` word, for the next block
+ * (a futex wake, not a thread), until it has been parked for
+ * WEFT__SPARE_IDLE_NS: then it exits if it is the newest. `seen`, the
  * started prefix, is what thieves sweep (pool.h, weft__pool_victims), so a
- * pool whose jobs never block sweeps no spare slot.
+ * pool whose jobs never block sweeps no spare slot; only the last slot's
+ * thread exits (GONE), so the prefix stays one. A parked spare's deques are
+ * empty (its wait ends between jobs, every job it forked joined), so a
+ * thief that still counts a GONE slot finds nothing there. Its thread is
+ * joined when the slot is used again, or by destroy.
  *
  * States, each spare's under the lock: PARKED (out of the pool's work and
  * out of the sleep counters), CALLED (a worker: it searches, runs jobs,
@@ -62,9 +67,12 @@
 #include "core/pool.h"
 #include "idle/budget.h"
 #include "idle/sleep.h"
+#include "os/clock.h"
 #include "os/error.h"
 #include "os/futex.h"
 #include "os/thread.h"
+
+uint64_t weft__spare_idle_ns = WEFT__SPARE_IDLE_NS;
 
 void weft__spares_init(weft__spares *s, unsigned first, unsigned max, bool hooks) {
     pthread_mutex_init(&s->lock, NULL);
@@ -72,7 +80,7 @@ void weft__spares_init(weft__spares *s, unsigned first, unsigned max, bool hooks
     s->max = max;
     s->hooks = hooks;
     atomic_init(&s->seen, 0);
-    s->blocked = s->active = 0;
+    s->blocked = s->active = s->created = 0;
     s->closing = false;
 }
 
@@ -118,6 +126,8 @@ static void call_one(weft_pool *pool) {
     if (seen == s->max)
         return; /* every spare runs: the pool goes on with fewer threads */
     weft__worker *w = &pool->workers[s->first + seen];
+    if (seen < s->created) /* GONE: its thread exits without taking the lock again */
+        pthread_join(w->thread, NULL);
     call(s, w);
     pthread_attr_t attr;
     int err = pthread_attr_init(&attr);
@@ -130,8 +140,10 @@ static void call_one(weft_pool *pool) {
     if (err) { /* no thread now: the job blocks uncompensated, as with no spare left */
         s->active--;
         atomic_store_explicit(&w->spare, WEFT__SPARE_PARKED, memory_order_relaxed);
+        s->created = seen;
         return;
     }
+    s->created = seen + 1;
     /* Release: pairs with weft__pool_victims' acquire; the slot was set up
      * when the pool was made, its thread runs from now. */
     atomic_store_explicit(&s->seen, seen + 1, memory_order_release);
@@ -171,8 +183,23 @@ void weft__spares_unblock(weft_pool *pool) {
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Under the lock, for w, parked since parked_at: has it been parked for
+ * WEFT__SPARE_IDLE_NS, and is it the newest spare? Then it is GONE (a call
+ * creates a thread for its slot again). */
+static bool leaves(weft__spares *s, weft__worker *w, uint64_t parked_at) {
+    /* Relaxed: written under this lock. */
+    unsigned seen = atomic_load_explicit(&s->seen, memory_order_relaxed);
+    if (w->index != s->first + seen - 1 || s->closing ||
+        weft__now_ns() - parked_at < weft__spare_idle_ns)
+        return false;
+    atomic_store_explicit(&w->spare, WEFT__SPARE_GONE, memory_order_relaxed);
+    /* Relaxed: a thief that still counts the slot finds its deques empty. */
+    atomic_store_explicit(&s->seen, seen - 1, memory_order_relaxed);
+    return true;
+}
+
 /* A spare's thread: park until called, run the pool's work until released,
- * park again; until destroy. */
+ * park again; until destroy, or until it has been parked for long. */
 static void *spare_main(void *arg) {
     weft__worker *w = arg;
     weft_pool *pool = w->pool;
@@ -185,15 +212,15 @@ static void *spare_main(void *arg) {
     if (s->hooks && pool->on_start)
         pool->on_start(w->index, pool->user);
     pthread_mutex_lock(&s->lock);
-    for (;;) {
+    for (uint64_t parked_at = 0;;) {
         uint32_t st;
-        while ((st = state_of(w)) == WEFT__SPARE_PARKED) {
+        while ((st = state_of(w)) == WEFT__SPARE_PARKED && !leaves(s, w, parked_at)) {
             pthread_mutex_unlock(&s->lock);
-            weft__os_wait(&w->spare, WEFT__SPARE_PARKED);
+            weft__os_wait_until(&w->spare, WEFT__SPARE_PARKED, parked_at + weft__spare_idle_ns);
             pthread_mutex_lock(&s->lock);
         }
-        if (st == WEFT__SPARE_EXIT)
-            break;
+        if (st != WEFT__SPARE_CALLED)
+            break; /* EXIT, or GONE (leaves) */
         pthread_mutex_unlock(&s->lock);
         if (pool->budgeted)
             weft__budget_enter(&w->terminate, &pool->budget_waiters);
@@ -202,10 +229,12 @@ static void *spare_main(void *arg) {
         pthread_mutex_lock(&s->lock);
         if (state_of(w) == WEFT__SPARE_EXIT)
             break;
-        if (s->active < s->blocked && !s->closing)
+        if (s->active < s->blocked && !s->closing) {
             call(s, w); /* a begin found no spare while we finished: ours (the top) */
-        else
+        } else {
             atomic_store_explicit(&w->spare, WEFT__SPARE_PARKED, memory_order_relaxed);
+            parked_at = weft__now_ns();
+        }
     }
     pthread_mutex_unlock(&s->lock);
     if (s->hooks && pool->on_exit)
@@ -229,11 +258,12 @@ void weft__spares_stop(weft_pool *pool) {
         if (st == WEFT__SPARE_CALLED)
             weft__sleep_set_latch(&pool->sleep, &w->terminate);
     }
+    unsigned created = s->created; /* the live ones, then the GONE ones */
     pthread_mutex_unlock(&s->lock);
     /* As weft__workers_stop: a job of another pool that destroys this one
      * gives its budget slot back while it waits for the threads. */
     weft__budget_block();
-    for (unsigned i = 0; i < seen; i++)
+    for (unsigned i = 0; i < created; i++)
         pthread_join(pool->workers[s->first + i].thread, NULL);
     weft__budget_resume();
 }

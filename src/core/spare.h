@@ -20,12 +20,28 @@ typedef struct weft__spares {
     _Atomic unsigned seen; /* A: spares started so far, a prefix (thieves read it) */
     unsigned blocked;      /* L: the pool's threads inside a blocking region */
     unsigned active;       /* L: spares called and not released */
+    unsigned created;      /* L: slots whose thread was created and not joined (>= seen) */
     bool closing;          /* L: weft_pool_destroy stops the spares */
     bool hooks;            /* I: spares run on_start and on_exit (asked for explicitly) */
 } weft__spares;
 
 /* Spare states (weft__worker.spare, its futex word). */
-enum { WEFT__SPARE_PARKED = 0, WEFT__SPARE_CALLED, WEFT__SPARE_RELEASED, WEFT__SPARE_EXIT };
+enum {
+    WEFT__SPARE_PARKED = 0,
+    WEFT__SPARE_CALLED,
+    WEFT__SPARE_RELEASED,
+    WEFT__SPARE_EXIT, /* told to exit (destroy) */
+    WEFT__SPARE_GONE  /* exited after a long park; its thread not joined yet */
+};
+
+/* How long a spare stays parked before its thread exits: a pool whose jobs
+ * blocked once in a while keeps no threads for it, and one whose jobs block
+ * often does not create one per block. Tokio keeps its blocking threads
+ * 10 s alike. */
+#define WEFT__SPARE_IDLE_NS ((uint64_t)10000000000)
+
+/* WEFT__SPARE_IDLE_NS, but for the tests, which shorten it. */
+WEFT__HIDDEN extern uint64_t weft__spare_idle_ns;
 
 WEFT__HIDDEN void weft__spares_init(weft__spares *s, unsigned first, unsigned max, bool hooks);
 WEFT__HIDDEN void weft__spares_destroy(weft__spares *s);
