@@ -164,6 +164,14 @@ for t in (1, 2):
         ],
     )
 
+rows(
+    "blocking",
+    2,
+    [
+        ("64 jobs, every other one blocking 1 ms: ms per batch", lambda rec, ref: 1e3 * rec["wall_s"], None),
+    ],
+)
+
 # Cells left out of the "best peer" column, with the reason (a footnote).
 NOT_COMPARABLE = {
     ("priority", "rayon"): "Rayon has no priorities: its high-priority jobs go to a second pool "

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 #include "core/spare.h"
 #include "pools.h"
 #include "spinners.h"
@@ -451,4 +452,27 @@ TEST(events_hold_a_scope_and_a_join) {
         pthread_join(th, NULL);
     }
     CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+/* ---- fork() --------------------------------------------------------------- */
+
+static void fork_child_blocks(void) {
+    /* The parent's pool, its spares and its blocked job do not exist here:
+     * a pool of the child's own scales up as the parent's does. */
+    run_others_while_blocked(make(1, WEFT_WAKE_TARGETED, 0), 10);
+}
+
+/* A process forks while a job of its pool is blocked and served by a spare:
+ * the child's own pool blocks and scales up; the parent's job resumes. */
+TEST(fork_while_a_job_blocks) {
+    weft_pool *pool = make(1, WEFT_WAKE_TARGETED, 0);
+    blocker b = {.task = NULL};
+    CHECK_EQ(weft_spawn(pool, block_once, &b), 0);
+    while (!atomic_load(&b.task))
+        usleep(100);
+    char err[512];
+    CHECK(child_exited_ok(child_run(fork_child_blocks, err, sizeof err)));
+    CHECK_EQ(weft_task_unblock(atomic_load(&b.task)), 0);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(atomic_load(&b.resumed), 1);
 }
