@@ -113,7 +113,7 @@ def pools_table():
         print(f"| {label} | {fmt(vals[0])} | {fmt(vals[1])} | {fmt(vals[2], 5)} | {fmt(vals[3], 5)} |")
 
 
-ABLATION = ["spent", "wanted", "due", "implicit", "gain", "search", "selfwake", "rally", "defer",
+ABLATION = ["spent", "wanted", "due", "implicit", "gain", "search", "selfwake", "defer",
             "backoff"]
 # (row, workload, threads, interval or layout, the fields compared)
 ABLATION_ROWS = [(n, w, t, i, ("wall_s", "cpu_s")) for n, w, t, i in CASES] + [

@@ -60,7 +60,7 @@ program() { # system
     esac
 }
 ablate=
-for rule in none spent wanted due implicit gain search selfwake rally defer backoff; do
+for rule in none spent wanted due implicit gain search selfwake defer backoff; do
     [ -x "$dir/weft_off_${rule}_bench" ] && ablate="$ablate weft-off-$rule"
 done
 out=$here/results

@@ -45,7 +45,7 @@ static bool searches(policy *p, double us) {
 /* A sleep that a waker ended after `latency` ns, and whose CPU was measured. */
 static void sleep_cost(policy *p, uint64_t latency, uint64_t cpu) {
     weft__leave_wake w = {.now = T0 + latency, .woken_ns = T0, .cpu_ns = cpu};
-    CHECK_EQ(weft__leave_woke(&p->lp, &p->lv, &w), 0);
+    weft__leave_woke(&p->lv, &w);
 }
 
 /* Rows 1-3: a phase searches for its bound since the last work, a fast leave
@@ -182,25 +182,20 @@ TEST(a_slow_wake_up_does_not_make_the_search_start_early) {
     CHECK(searches(&p, 300)); /* late by up to a wake-up: still searched for */
 }
 
-/* A sleeper its deadline woke as the pool's work is due rallies as many
- * searchers as the busy periods engage, every worker if they engage all (no
- * cap), also one that woke exactly on time (less late than usual); one a
- * waker woke, or that woke outside the window, rallies nobody. */
-TEST(timed_wake_rallies_searchers) {
+/* A sleeper its deadline woke learns how late it came (the next deadline
+ * is set that much earlier: due_from); one a waker woke learns nothing of
+ * it. */
+TEST(a_timed_wake_learns_its_lateness) {
     policy p;
     make(&p, 8, 2, false);
-    rhythm(&p, 200 * US, 5 * US, 3);
-    uint64_t at = T0 + 200 * US - 5 * US - 2 * 2 * US; /* the deadline a sleeper sets */
-    weft__leave_wake on_time = {.now = at, .deadline = at};
-    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &on_time), 3);
-    weft__leave_wake w = {.now = at + 2 * US, .deadline = at};
-    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 3);
-    rhythm(&p, 200 * US, 5 * US, 8);
-    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 8); /* no cap: all eight */
-    w.woken_ns = T0 + 190 * US;
-    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 0);
-    w = (weft__leave_wake){.now = T0 + 50 * US, .deadline = T0 + 50 * US};
-    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 0);
+    uint64_t before = p.lv.late_ns; /* a prior of a few microseconds */
+    CHECK(before < 10 * US);
+    weft__leave_wake w = {.now = T0 + 10 * US, .deadline = T0, .woken_ns = T0 + 5 * US};
+    weft__leave_woke(&p.lv, &w);
+    CHECK_EQ(p.lv.late_ns, before);
+    w.woken_ns = 0;
+    weft__leave_woke(&p.lv, &w);
+    CHECK(p.lv.late_ns > before && p.lv.late_ns <= 10 * US);
 }
 
 /* Rhythms that are not followed: irregular (a window wider than the gap),
@@ -333,12 +328,9 @@ TEST(a_caller_is_one_of_the_pools_threads_during_its_call) {
     CHECK_EQ(atomic_load(&p.lp.rhythm.gap_ns), 200 * US); /* from each call's end */
     CHECK_EQ(atomic_load(&p.lp.rhythm.width), WEFT__RHYTHM_ONE);
     CHECK_EQ(atomic_load(&p.lp.rhythm.callers), WEFT__RHYTHM_ONE);
-    CHECK_EQ(weft__rhythm_engaged(&p.lp.rhythm), 1);
     /* Quiet since T0 - 200 us: due at T0, searched for from twice the
      * lateness before, as pool_work_due_is_searched_for. */
     CHECK(searches(&p, 0));
-    weft__leave_wake w = {.now = T0, .deadline = T0 - 1};
-    CHECK_EQ(weft__leave_woke(&p.lp, &p.lv, &w), 1); /* the worker, not the caller */
     /* A call whose workers are still at work when it ends leaves the quiet
      * period to the last of them. */
     weft__rhythm_call_begin(&p.lp.rhythm, t);
@@ -406,7 +398,7 @@ TEST(a_worker_deciding_as_the_call_ends_wakes_for_the_next_call) {
 
 /* Callers do not crowd workers out of the width: a caller helped by both
  * workers of a pool of two engages both of them, and two callers helped by
- * the one worker of a pool of one engage that worker (a rally wakes it). */
+ * the one worker of a pool of one engage that worker. */
 TEST(callers_and_workers_are_counted_apart) {
     policy p;
     make(&p, 2, 2, false);
@@ -414,7 +406,7 @@ TEST(callers_and_workers_are_counted_apart) {
     weft__leave_found(&p.lp, &p.lv, 0);
     weft__leave_found(&p.lp, &p.lv, 0);
     call_end(&p, T0 + 100 * US, true);
-    CHECK_EQ(weft__rhythm_engaged(&p.lp.rhythm), 2);
+    CHECK_EQ(atomic_load(&p.lp.rhythm.width), 2 * WEFT__RHYTHM_ONE);
     CHECK(weft__rhythm_wider_than(&p.lp.rhythm, 2 * WEFT__RHYTHM_ONE)); /* three threads */
     make(&p, 1, 2, false);
     weft__rhythm_call_begin(&p.lp.rhythm, T0);
@@ -423,7 +415,6 @@ TEST(callers_and_workers_are_counted_apart) {
     call_end(&p, T0 + 100 * US, true);
     CHECK_EQ(atomic_load(&p.lp.rhythm.quiet_ns), 0); /* one call still runs */
     call_end(&p, T0 + 100 * US, true);
-    CHECK_EQ(weft__rhythm_engaged(&p.lp.rhythm), 1);
 }
 
 /* The call's end and its last worker's stop, in the order that lost the

@@ -22,10 +22,11 @@
  *  | 7 | otherwise                               | search for up to the budget     |
  *
  * A sleeper whose pool's work is due before it would be woken wakes itself
- * just before (its own lateness before, twice: due_from; SELFWAKE), and
- * wakes sleepers until as many workers search as that work engages
- * (weft__leave_woke; RALLY). Between search rounds a worker spins, then
- * yields (weft__leave_backoff; BACKOFF).
+ * just before (its own lateness before, twice: due_from; SELFWAKE); the
+ * work's first push wakes whoever else it needs (the rally that woke them
+ * all at the due point went: an ablation of 25 runs found no field it
+ * moved beyond noise, docs/performance.md). Between search rounds a worker
+ * spins, then yields (weft__leave_backoff; BACKOFF).
  *
  * Row A is the Rayon sleep module's: a worker that backed out of sleeping
  * because a job was posted searches once more, and then gets sleepy again
@@ -274,7 +275,7 @@ void weft__leave_found(weft__leave_pool *lp, weft__leave *lv, uint64_t ns) {
     weft__rhythm_busy(&lp->rhythm, lp->threads);
 }
 
-unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__leave_wake *w) {
+void weft__leave_woke(weft__leave *lv, const weft__leave_wake *w) {
     if (w->cpu_ns) {
         running_median(&lv->sleep_cpu_ns, clamp_wake(w->cpu_ns));
         atomic_store_explicit(&block_cpu_ns, lv->sleep_cpu_ns, memory_order_relaxed); /* a hint */
@@ -284,16 +285,9 @@ unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv, const weft__lea
         atomic_store_explicit(&wake_latency.ns, lv->wake_ns, memory_order_relaxed); /* a hint */
     }
     if (w->woken_ns || !w->deadline)
-        return 0;
-    /* Due by the lateness the deadline was set with: a wake-up less late
-     * than usual would otherwise move the due point past itself, and rally
-     * nobody however punctual it was. */
-    bool due = pool_due(lp, lv, w->now);
+        return;
+    /* A self-wake: how late it came, for the next deadline (due_from). */
     weft__moving_average(&lv->late_ns, clamp_wake(w->now > w->deadline ? w->now - w->deadline : 0));
-    if (!due || !WEFT__RULE(RALLY))
-        return 0;
-    /* Rally: as many searchers as the busy periods engage. */
-    return weft__rhythm_engaged(&lp->rhythm);
 }
 
 void weft__leave_backoff(unsigned *rounds) {

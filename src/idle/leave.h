@@ -87,7 +87,6 @@ enum {
     WEFT__OFF_GAIN,     /* 6: searching lost more than it saved: sleep */
     WEFT__OFF_SEARCH,   /* 7: search for up to the budget (off: sleep at once) */
     WEFT__OFF_SELFWAKE, /* a sleeper wakes itself when the pool's work is due */
-    WEFT__OFF_RALLY,    /* ... and wakes others to meet it */
     WEFT__OFF_DEFER,    /* a poster leaves wake-ups to a worker on its way (in_flight.h) */
     WEFT__OFF_BACKOFF,  /* spin before yielding between search rounds */
 };
@@ -174,11 +173,8 @@ WEFT__HIDDEN weft__leave_verdict weft__leave_decide(weft__leave_pool *lp, weft__
 /* An idle period of `ns` ended with work found (0: found at once); the pool
  * is busy (rhythm.h). (owner) */
 WEFT__HIDDEN void weft__leave_found(weft__leave_pool *lp, weft__leave *lv, uint64_t ns);
-/* A sleep ended. Returns how many workers should be searching now: more
- * than 0 when its deadline woke it as the pool's work is due, so that it
- * wakes others to meet that work (a rally). (owner) */
-WEFT__HIDDEN unsigned weft__leave_woke(weft__leave_pool *lp, weft__leave *lv,
-                                       const weft__leave_wake *w);
+/* A sleep ended: learn its costs, and a self-wake's lateness. (owner) */
+WEFT__HIDDEN void weft__leave_woke(weft__leave *lv, const weft__leave_wake *w);
 /* A waker's sampled wake call cost it `ns` of CPU (any thread). */
 WEFT__HIDDEN void weft__leave_wake_call(weft__leave_pool *lp, uint64_t ns);
 

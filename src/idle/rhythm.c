@@ -18,8 +18,7 @@
  * (or later, when the last worker that helped stops), however early its
  * workers ran out of jobs. Otherwise a caller that keeps one worker busy
  * would look like one job at a time, which the policy does not follow, and
- * its quiet periods would begin anywhere inside its calls. A rally wakes
- * the width's workers: the callers come by themselves. But the workers
+ * its quiet periods would begin anywhere inside its calls. But the workers
  * usually run out a little before the call ends (the caller finishes its
  * last piece), and a worker that goes to sleep then, the pool not yet
  * quiet, would have no window to wake for: it would sleep through the gap
@@ -139,11 +138,6 @@ void weft__rhythm_call_begin(weft__rhythm *r, uint64_t now) {
 bool weft__rhythm_call_end(weft__rhythm *r) {
     /* Seq-cst: before the caller reads the workers' counters (above). */
     return atomic_fetch_sub_explicit(&r->calls, 1, memory_order_seq_cst) == 1;
-}
-
-unsigned weft__rhythm_engaged(const weft__rhythm *r) {
-    uint32_t width = atomic_load_explicit(&r->width, memory_order_relaxed);
-    return (width + WEFT__RHYTHM_ONE - 1) / WEFT__RHYTHM_ONE;
 }
 
 bool weft__rhythm_window(const weft__rhythm *r, uint64_t wake_ns, bool loose, bool tail,

@@ -68,9 +68,6 @@ static inline bool weft__rhythm_wider_than(const weft__rhythm *r, uint64_t threa
            threads;
 }
 
-/* How many workers its busy periods engage, rounded up (0: none seen). */
-WEFT__HIDDEN unsigned weft__rhythm_engaged(const weft__rhythm *r);
-
 /* Is the rhythm trusted, for a worker whose wake-up costs `wake_ns`, where
  * `loose` (busy periods wider than the CPUs) accepts a deviation within one
  * wake-up as regular? If so and the pool is quiet, [*lo, *hi) is the window

@@ -271,14 +271,8 @@ static void count_searching(weft__sleep *s) {
         weft__rhythm_quiet(&s->leave.rhythm, weft__now_ns());
 }
 
-/* Workers searching now. Seq-cst, like every counter access; a hint. */
-static unsigned searchers(weft__sleep *s) {
-    uint64_t c = atomic_load_explicit(&s->counters, memory_order_seq_cst);
-    return weft__counters_inactive(c) - weft__counters_sleeping(c);
-}
-
 /* Sleep until woken or the leave policy's deadline, then take a budget slot
- * (budget.c); tell the policy how it went, and rally what it asks for. */
+ * (budget.c); tell the policy how it went. */
 static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle, weft__latch *latch) {
     slot->flow = 0;
     slot->woken_at_ns = 0;
@@ -307,9 +301,7 @@ static void block(weft__sleep *s, weft__sleep_slot *slot, weft__idle *idle, weft
     if (owed && weft__idle_left_behind(s->env, idle->index))
         wake_any(s, owed); /* the wake-ups posters left to us (in_flight.h), if work waits */
     weft__idle_take_slot(s->env, latch); /* counted searching meanwhile */
-    unsigned want = weft__leave_woke(&s->leave, &slot->leave, &w), searching = searchers(s);
-    if (searching < want) /* a rally: the pool's work is due (leave.c) */
-        wake_any(s, want - searching);
+    weft__leave_woke(&slot->leave, &w);
 }
 
 static void fall_asleep(weft__sleep *s, weft__idle *idle, weft__latch *latch) {
