@@ -115,10 +115,10 @@ ALPI_API int alpi_task_unblock(struct alpi_task *task);
 /* Sleep about target_ns nanoseconds; *actual_ns (unless NULL) gets the time
  * slept, measured on the monotonic clock. Inside a task the sleep is a
  * blocking region (weft_blocking_begin/end): the pool's other work runs on
- * a spare meanwhile. Outside a task the thread sleeps all the same and the
- * call answers ALPI_ERR_OUTSIDE_TASK: a caller that waits in a loop from an
- * outside thread (TAMPI's MPI_Finalize, for its polling tasks) must not
- * turn the loop into a spin. */
+ * a spare meanwhile. Outside a task the thread just sleeps, and the call
+ * succeeds too: TAMPI's MPI_Finalize waits in a loop of these on the
+ * program's main thread, outside any job, and takes an error for a fatal
+ * one; a thread that runs no job holds no pool thread while it sleeps. */
 ALPI_API int alpi_task_waitfor_ns(uint64_t target_ns, uint64_t *actual_ns);
 
 /* Inside a task: hold task's completion (whatever waits for it) until

@@ -200,9 +200,10 @@ TEST(waitfor_lets_the_pool_run_other_work) {
     CHECK_EQ(weft_spawn(pool, mark_other, &w), 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
     CHECK_EQ(atomic_load(&w.other_ran), 1);
-    /* Outside a task the thread still sleeps, and ALPI's code says where. */
+    /* Outside a task the thread sleeps as well, and that is no error (TAMPI's
+     * MPI_Finalize waits so on the main thread). */
     uint64_t actual = 0;
-    CHECK_EQ(alpi_task_waitfor_ns(100000, &actual), ALPI_ERR_OUTSIDE_TASK);
+    CHECK_EQ(alpi_task_waitfor_ns(100000, &actual), ALPI_SUCCESS);
     CHECK(actual >= 100000);
 }
 
