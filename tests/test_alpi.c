@@ -10,6 +10,7 @@
  * without a spare thread they hang and the ctest timeout fails them. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -181,9 +182,16 @@ typedef struct waiter {
  * of one only a spare can do while this task holds the worker. */
 static void wait_for_the_other(void *arg) {
     waiter *w = arg;
+    int policy, after;
+    struct sched_param param;
+    CHECK_EQ(pthread_getschedparam(pthread_self(), &policy, &param), 0);
     while (!atomic_load(&w->other_ran)) {
         CHECK_EQ(alpi_task_waitfor_ns(1000000, &w->actual), ALPI_SUCCESS);
         CHECK(w->actual >= 1000000);
+        /* The wait runs as an ordinary thread, and the worker's own policy
+         * (SCHED_BATCH on Linux) is back after it. */
+        CHECK_EQ(pthread_getschedparam(pthread_self(), &after, &param), 0);
+        CHECK_EQ(after, policy);
     }
     CHECK_EQ(alpi_task_waitfor_ns(0, &w->actual), ALPI_SUCCESS);
     CHECK_EQ(alpi_task_waitfor_ns(1000, NULL), ALPI_SUCCESS);
