@@ -32,11 +32,14 @@ set -eu
 #   spin                    make verify (verify/run.sh)
 #   doxygen                 the docs.doxygen test
 #   abigail-tools           the install.abi test (abidiff)
+#   libopenmpi-dev openmpi-bin
+#                           examples/heat_mpi.c and its test mpi.heat (mpirun -np 4);
+#                           without them the example is not built
 #   libomp-dev libtbb-dev cargo librust-rayon-dev librust-rayon-core-dev
 #                           the benchmark peers (bench/run.sh skips a missing one)
 #   gnuplot-nox             bench/report.py's plots
 test_pkgs="build-essential cmake g++ clang libclang-rt-dev clang-format git python3 pkg-config
-spin doxygen abigail-tools"
+spin doxygen abigail-tools libopenmpi-dev openmpi-bin"
 bench_pkgs="build-essential cmake g++ clang python3 pkg-config libomp-dev libtbb-dev cargo
 librust-rayon-dev librust-rayon-core-dev gnuplot-nox"
 deb_pkgs="build-essential cmake dpkg-dev file pkg-config"

@@ -14,7 +14,9 @@
 # sanitizer, since the installed library is instrumented.
 #
 # cmake -DSOURCE_DIR= -DBUILD_DIR= -DWORK= -DC_COMPILER= [-DCXX_COMPILER=]
-#       [-DSANITIZE=address|thread] [-DBUILD_TYPE=] -DGENERATOR= -DLIBDIR= -P run.cmake
+#       [-DSANITIZE=address|thread] [-DBUILD_TYPE=] -DGENERATOR= -DLIBDIR= [-DALPI=ON] -P run.cmake
+# (ALPI: the build has libweft-alpi, which is checked as weft is: files,
+# pkg-config, find_package(weft COMPONENTS alpi).)
 # (LIBDIR: the build's CMAKE_INSTALL_LIBDIR, relative to the prefix.)
 foreach(v SOURCE_DIR BUILD_DIR WORK C_COMPILER GENERATOR LIBDIR)
   if(NOT ${v})
@@ -140,6 +142,14 @@ foreach(f include/weft.h include/weft/version.h include/weft/join.h include/weft
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
+if(ALPI)
+  foreach(f include/weft/alpi.h ${LIBDIR}/libweft-alpi.so ${LIBDIR}/libweft-alpi.so.1
+            ${LIBDIR}/pkgconfig/weft-alpi.pc ${LIBDIR}/cmake/weft/weftAlpiTargets.cmake)
+    if(NOT EXISTS ${prefix}/${f})
+      message(FATAL_ERROR "not installed: ${f}")
+    endif()
+  endforeach()
+endif()
 file(GLOB sonames ${prefix}/${LIBDIR}/libweft.so.*)
 if(NOT EXISTS ${prefix}/${LIBDIR}/libweft.so.${soversion} OR NOT EXISTS ${prefix}/${LIBDIR}/libweft.so)
   message(FATAL_ERROR "shared library not installed as libweft.so.${soversion}: ${sonames}")
@@ -154,6 +164,10 @@ if(CXX_COMPILER)
   set(programs consumer consumer_static consumer_cpp)
 else()
   set(programs consumer consumer_static)
+endif()
+set(package_programs ${programs})
+if(ALPI)
+  list(APPEND package_programs consumer_alpi)
 endif()
 
 # 1. pkg-config, as a Makefile would use it.
@@ -183,12 +197,23 @@ if(CXX_COMPILER)
        ${pc_flags} -Wl,-rpath,${prefix}/${LIBDIR} -o ${WORK}/consumer_pc_cpp)
   step("pkg-config: run C++" ${WORK}/consumer_pc_cpp)
 endif()
+if(ALPI)
+  step("pkg-config --cflags --libs weft-alpi" ${PKG_CONFIG} --cflags --libs weft-alpi)
+  string(STRIP "${step_output}" alpi_flags)
+  if(NOT alpi_flags STREQUAL "-I${prefix}/include -L${prefix}/${LIBDIR} -lweft-alpi")
+    message(FATAL_ERROR "pkg-config --cflags --libs weft-alpi: '${alpi_flags}'")
+  endif()
+  separate_arguments(alpi_flags UNIX_COMMAND "${alpi_flags}")
+  step("pkg-config: build ALPI" ${C_COMPILER} -std=c11 ${san} ${consumer}/consumer_alpi.c
+       ${alpi_flags} -Wl,-rpath,${prefix}/${LIBDIR} -o ${WORK}/consumer_pc_alpi)
+  step("pkg-config: run ALPI" ${WORK}/consumer_pc_alpi)
+endif()
 
 # 2. find_package(weft): the consumer, then every example.
 step("find_package: configure" ${CMAKE_COMMAND} -S ${consumer} -B ${WORK}/package ${common}
-     -DWEFT_FROM=package -DCMAKE_PREFIX_PATH=${prefix})
+     -DWEFT_FROM=package -DCMAKE_PREFIX_PATH=${prefix} -DCONSUMER_ALPI=${ALPI})
 step("find_package: build" ${CMAKE_COMMAND} --build ${WORK}/package --parallel 2)
-foreach(p ${programs})
+foreach(p ${package_programs})
   step("find_package: run ${p}" ${WORK}/package/${p})
 endforeach()
 step("examples: configure" ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples -B ${WORK}/examples
