@@ -165,17 +165,41 @@ static void sleep_until(uint64_t deadline_ns) {
     }
 }
 
+/* weft's workers run SCHED_BATCH (weft_pool_create): a batch thread that
+ * wakes does not preempt the thread running on its CPU, it waits for that
+ * thread's time slice to end. That suits a worker woken for queued work;
+ * it does not suit a timed wait, whose caller wants to run when the time is
+ * up. TAMPI's polling loop is one: a wait of 100 microseconds each turn,
+ * then the MPI progress that resumes other tasks. On a CPU busy with the
+ * pool's jobs each turn took a time slice, milliseconds, and every MPI
+ * call as many turns. So the thread waits as an ordinary one (SCHED_OTHER,
+ * the policy weft's workers switched from) and is a batch thread again
+ * after. Returns the policy to restore, or -1 for none to restore. */
+static int wake_as_ordinary_thread(struct sched_param *param) {
+#if defined(SCHED_BATCH)
+    int policy;
+    if (pthread_getschedparam(pthread_self(), &policy, param) == 0 && policy == SCHED_BATCH &&
+        pthread_setschedparam(pthread_self(), SCHED_OTHER, &(struct sched_param){0}) == 0)
+        return policy;
+#else
+    (void)param;
+#endif
+    return -1;
+}
+
 /* A timed wait cannot be cut short (ALPI allows no unblock of it), so it is
  * a plain sleep; inside a blocking region when the thread runs a job, so
- * that the job's thread is not the pool's thread for that long, and wakes
- * on time (a region's thread wakes as an ordinary one, not as batch work:
- * TAMPI's polling waits 100 us a turn). A zero wait skips the region: it
- * would call a spare for nothing. */
+ * that the job's thread is not the pool's thread for that long. A zero wait
+ * skips the region: it would call a spare for nothing. */
 ALPI_API int alpi_task_waitfor_ns(uint64_t target_ns, uint64_t *actual_ns) {
     uint64_t start = now_ns();
     if (target_ns > 0) {
         bool region = weft_task_self() != NULL && weft_blocking_begin() == 0;
+        struct sched_param param;
+        int policy = wake_as_ordinary_thread(&param);
         sleep_until(start + target_ns);
+        if (policy >= 0)
+            pthread_setschedparam(pthread_self(), policy, &param);
         if (region)
             weft_blocking_end();
     }

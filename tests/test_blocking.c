@@ -297,31 +297,6 @@ TEST(outside_a_job_there_is_nothing_to_block) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
 
-#ifdef __linux__
-static void policy_in_region(void *arg) {
-    int *got = arg;
-    got[0] = sched_getscheduler(0);
-    CHECK_EQ(weft_blocking_begin(), 0);
-    got[1] = sched_getscheduler(0);
-    weft_blocking_end();
-    got[2] = sched_getscheduler(0);
-}
-
-/* A worker (batch work, weft_pool_create) blocks as an ordinary thread, so
- * that it preempts the spare when it wakes, and is batch work again after. */
-TEST(a_blocked_job_wakes_as_an_ordinary_thread) {
-    if (sched_getscheduler(0) != SCHED_OTHER)
-        return; /* the workers inherit another policy and keep it */
-    weft_pool *pool = make(1, WEFT_WAKE_TARGETED, 0);
-    int got[3];
-    weft_run(pool, policy_in_region, got);
-    CHECK_EQ(weft_pool_destroy(pool), 0);
-    CHECK_EQ(got[0], SCHED_BATCH);
-    CHECK_EQ(got[1], SCHED_OTHER);
-    CHECK_EQ(got[2], SCHED_BATCH);
-}
-#endif
-
 /* ---- Callers and contexts ------------------------------------------------ */
 
 static void unblock_it(void *arg) {

@@ -38,7 +38,6 @@
 #include "idle/budget.h"
 #include "idle/sleep.h"
 #include "os/error.h"
-#include "os/thread.h"
 
 /* ---- Blocking regions --------------------------------------------------- */
 
@@ -56,25 +55,17 @@ static void share_own_work(weft__worker *w) {
     }
 }
 
-/* The thread of a blocked job wakes as an ordinary thread, not a batch one
- * (os/thread.h): a batch thread woken on a CPU busy with the spare waits out
- * the spare's time slice, and the job it resumes was waited for; TAMPI's
- * polling, a 100 us wait in a region each turn, ran 20 times slower as
- * batch work (libweft-alpi on 2 ranks). Two system calls a region. */
 static void region_begin(weft__worker *w) {
     if (w->blocking++ > 0)
         return;
     share_own_work(w);
     weft__spares_block(w->pool);
     weft__budget_block(); /* a budgeted worker's slot: the spare's to take */
-    w->blocking_prompt = weft__os_wake_promptly();
 }
 
 static void region_end(weft__worker *w) {
     if (w->blocking == 0 || --w->blocking > 0)
         return;
-    if (w->blocking_prompt)
-        weft__os_batch_policy();
     weft__spares_unblock(w->pool);
     weft__budget_resume(); /* before other waiters: only we can go on with this job */
 }

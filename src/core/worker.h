@@ -44,7 +44,6 @@ typedef struct weft__worker {
     weft__forced_sweep forced; /* O: taking private work by force (private_work.c) */
     weft_task *task;           /* O: the job it runs innermost (NULL: none; task.h) */
     unsigned blocking;         /* O: blocking regions it is inside (task.c) */
-    bool blocking_prompt;      /* O: its outermost region left the batch policy (task.c) */
     /* The thread and how it is claimed and stopped. */
     alignas(WEFT__CACHELINE) _Atomic bool taken; /* A: contexts and callers: a thread holds it */
     /* The job this worker runs innermost, for a context that waits for it

@@ -27,13 +27,6 @@ WEFT__HIDDEN void weft__os_batch_policy(void);
 /* Whether weft__os_batch_policy changes anything here (for the tests). */
 WEFT__HIDDEN bool weft__os_has_batch_policy(void);
 
-/* The calling thread, about to block outside weft, wants its CPU back as
- * soon as it wakes: if it runs as batch work, it runs under the default
- * policy again (a batch thread that wakes on a CPU busy with the pool's
- * spare waits out the spare's time slice, milliseconds, before it runs).
- * True if it did; weft__os_batch_policy then undoes it. Best effort. */
-WEFT__HIDDEN bool weft__os_wake_promptly(void);
-
 /* Name the calling thread (truncated to the OS limit); best effort. */
 WEFT__HIDDEN void weft__os_set_thread_name(const char *name);
 /* Whether weft__os_set_thread_name names threads here (for the tests). */

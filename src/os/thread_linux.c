@@ -23,11 +23,6 @@ bool weft__os_has_batch_policy(void) {
     return true;
 }
 
-bool weft__os_wake_promptly(void) {
-    return sched_getscheduler(0) == SCHED_BATCH &&
-           sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){.sched_priority = 0}) == 0;
-}
-
 void weft__os_set_thread_name(const char *name) {
     char buf[16]; /* the kernel keeps 15 characters */
     size_t i = 0;

@@ -12,10 +12,6 @@ bool weft__os_has_batch_policy(void) {
     return false;
 }
 
-bool weft__os_wake_promptly(void) {
-    return false; /* no batch policy was set */
-}
-
 void weft__os_set_thread_name(const char *name) {
     (void)name; /* no portable way; names are a debugging aid */
 }
