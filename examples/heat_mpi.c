@@ -17,7 +17,7 @@
  * spare thread while the exchange waits (MPI_Init_thread with
  * MPI_THREAD_MULTIPLE: jobs of any thread call MPI). Built with
  * -DHEAT_TAMPI and linked with Task-Aware MPI and libweft-alpi
- * (docs/mpi_draft.md), the same calls are left bare: TAMPI, initialised
+ * (docs/guide.md, "MPI from jobs"), the same calls are left bare: TAMPI, initialised
  * with MPI_TASK_MULTIPLE, suspends the job that calls a blocking MPI
  * function (through ALPI: weft_task_block) and resumes it when the
  * operation completes. Under TAMPI every blocking MPI call must come from a

@@ -10,7 +10,7 @@
 #   tools/heat_tampi.sh [--runs N] [--size "ROWS COLS ITERATIONS"] TAMPI_DIR
 #
 # TAMPI_DIR: TAMPI's install prefix (TAMPI 4.x, configured with
-# --with-max-cpus at least weft's slot count: docs/mpi_draft.md says how to
+# --with-max-cpus at least weft's slot count: docs/guide.md ("MPI from jobs") says how to
 # build it). Defaults: 5 runs, a 1024 x 1024 grid, 200 iterations. Builds in
 # build/heat-tampi. Ranks may outnumber the CPUs (--oversubscribe); each
 # rank's default pool has $WEFT_NUM_THREADS workers if it is set, one per
