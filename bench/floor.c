@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* floor.c: the floors under issue 2's and issue 4's targets, measured the
+/* floor.c: the floors under the sporadic and fork targets, measured the
  * way the driver measures the targets themselves (bench/wl_*.c), with no
  * scheduler:
  *
@@ -11,7 +11,7 @@
  *    frames on the stack, both halves called through function pointers from a
  *    join the compiler cannot inline (a library call). T1/Ts of this is what
  *    a scheduler with a free join would measure against bench's serial fib.
- *  - fib(35) against the noinline serial (issue 20's reference, Ts), with
+ *  - fib(35) against the noinline serial (the fork rows' reference, Ts), with
  *    joins the compiler inlines, in three steps, each a floor for a
  *    header-inline weft_join on this machine: the job interface alone (both
  *    halves called directly, arguments and results in frames, no join); then
@@ -103,7 +103,7 @@ static double time_fib(long (*fn)(int)) {
     return t[2];
 }
 
-/* ---- issue 20: inline joins ------------------------------------------- */
+/* ---- inline joins ------------------------------------------------------ */
 
 /* Ts: the plain recursion, one call per node, as bench's serial-noinline. */
 __attribute__((noinline)) static long fib_rec_noinline(int n) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The leave-policy table (issue 4) and the wake rule's cost, in one run.
+# The leave-policy table and the wake rule's cost, in one run.
 #
 #   bench/policy.sh [--runs N] [--smoke] [--ablation] BUILD_DIR
 #

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* wl_pools.c: the pools workload, several pools in one process (issue 21,
- * part 3's workload). POOLS_DRIVERS plain threads each run rounds of
+/* wl_pools.c: the pools workload, several pools in one process.
+ * POOLS_DRIVERS plain threads each run rounds of
  * fib(POOLS_FIB_N) and a loop over POOLS_LOOP_N indices, from outside, in
  * one of three layouts:
  *   four:   each driver on a pool of its own of the run's size (a program

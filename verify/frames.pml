@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Join frames (src/core/frame.c, issue 20): weft_join's B waits in
+/* Join frames (src/core/frame.c): weft_join's B waits in
  * the joining function's own frame, linked from the worker's `top`, instead
  * of in a deque slot addressed by an index kept in memory. The owner's fork
  * stores B and the link and reads one word of the worker, `claim`; its pop
