@@ -48,4 +48,51 @@ static inline bool child_exited_ok(int status) {
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* gcc 12's AddressSanitizer runtime takes no lock of its allocator around
+ * fork(): a child forked while another thread is inside malloc may block
+ * for ever in its first malloc. Under ASan a test waits with this, before it
+ * forks, until every other thread is blocked in a futex wait, where it holds
+ * no allocator lock. */
+#if defined(__SANITIZE_ADDRESS__) && defined(__linux__)
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+
+/* Is every thread of this process but the calling one inside a futex wait
+ * (/proc's view of the system call it is blocked in)? */
+static inline bool others_in_futex_waits(void) {
+    DIR *dir = opendir("/proc/self/task");
+    CHECK(dir != NULL);
+    bool all = true;
+    long self = syscall(SYS_gettid);
+    for (struct dirent *e; all && (e = readdir(dir)) != NULL;) {
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == self)
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
+        FILE *f = fopen(path, "r");
+        long nr = -1;
+        all = f && fscanf(f, "%ld", &nr) == 1 && nr == SYS_futex;
+        if (f)
+            fclose(f);
+    }
+    closedir(dir);
+    return all;
+}
+
+/* Until every other thread is blocked in a futex wait, where it holds no
+ * allocator lock (a worker counted asleep may still be recording its sleep,
+ * which can grow its trace buffer). */
+static inline void wait_others_blocked(void) {
+    double deadline = check_now() + 10;
+    while (!others_in_futex_waits()) {
+        CHECK(check_now() < deadline);
+        check_sleep_us(200);
+    }
+}
+#else
+static inline void wait_others_blocked(void) {}
+#endif
+
 #endif

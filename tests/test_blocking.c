@@ -20,6 +20,16 @@
 #include "spinners.h"
 #include "weft.h"
 
+#ifdef WEFT__TSAN
+/* TSan kills a child of a multi-threaded process that starts threads (its
+ * die_after_fork); fork_while_a_job_blocks's child starts a pool (as in
+ * test_fork.c, which argues the setting). */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void) {
+    return "die_after_fork=0";
+}
+#endif
+
 static const weft_wake wakes[] = {WEFT_WAKE_TARGETED, WEFT_WAKE_ALL};
 
 static weft_pool *make(unsigned threads, weft_wake wake, unsigned spares) {
@@ -257,6 +267,25 @@ TEST(a_spare_parked_for_long_exits) {
     weft__spare_idle_ns = WEFT__SPARE_IDLE_NS;
 }
 
+static void quick_regions(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 50; i++) {
+        CHECK_EQ(weft_blocking_begin(), 0);
+        weft_blocking_end(); /* often before the spare it called has run at all */
+    }
+}
+
+/* A spare released before its thread first ran still parks, and serves a
+ * later block: with two spares, after many regions too short for them, a
+ * blocked job still has one (a spare that exited instead would leave its
+ * slot dead, and this would hang). */
+TEST(a_spare_released_before_it_ran_serves_later) {
+    weft_pool *pool = make(1, WEFT_WAKE_TARGETED, 2);
+    for (int i = 0; i < 20; i++)
+        weft_run(pool, quick_regions, NULL);
+    run_others_while_blocked(pool, 10);
+}
+
 static void index_of_spare(void *arg) {
     atomic_store((_Atomic int *)arg, weft_thread_index());
 }
@@ -295,6 +324,42 @@ TEST(outside_a_job_there_is_nothing_to_block) {
     CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .spares = WEFT_SPARES_NONE}), 0);
     CHECK_EQ(weft_pool_slots(pool), 1u + WEFT_CALLERS_DEFAULT);
     CHECK_EQ(weft_pool_destroy(pool), 0);
+}
+
+static void *run_block_once(void *arg) {
+    weft_run((weft_pool *)((void **)arg)[0], block_once, ((void **)arg)[1]);
+    return NULL;
+}
+
+/* A trace stopped while a spare runs the pool's work (a caller's job
+ * blocked, the worker free to run the stop's broadcast): the spare's buffer
+ * is its own thread's alone (spares are not in the trace), so the stop races
+ * with nothing (TSan). */
+TEST(a_trace_stops_while_a_spare_runs) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers = 1}), 0);
+    char path[] = "/tmp/weft_blocking_trace_XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    close(fd);
+    CHECK_EQ(weft_trace_start(pool, path), 0);
+    blocker b = {.task = NULL};
+    void *args[2] = {pool, &b};
+    pthread_t caller;
+    CHECK_EQ(pthread_create(&caller, NULL, run_block_once, args), 0);
+    while (!atomic_load(&b.task))
+        usleep(100);
+    _Atomic int ran = 0;
+    for (int i = 0; i < 20; i++)
+        CHECK_EQ(weft_spawn(pool, count, &ran), 0);
+    wait_for(&ran, 10);
+    CHECK_EQ(weft_trace_stop(pool), 0); /* the spare is still called */
+    CHECK_EQ(weft_task_unblock(atomic_load(&b.task)), 0);
+    pthread_join(caller, NULL);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(atomic_load(&ran), 20);
+    CHECK_EQ(atomic_load(&b.resumed), 1);
+    unlink(path);
 }
 
 /* ---- Callers and contexts ------------------------------------------------ */
@@ -470,6 +535,7 @@ TEST(fork_while_a_job_blocks) {
     CHECK_EQ(weft_spawn(pool, block_once, &b), 0);
     while (!atomic_load(&b.task))
         usleep(100);
+    wait_others_blocked(); /* ASan: no thread inside malloc at the fork (child.h) */
     char err[512];
     CHECK(child_exited_ok(child_run(fork_child_blocks, err, sizeof err)));
     CHECK_EQ(weft_task_unblock(atomic_load(&b.task)), 0);

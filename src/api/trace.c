@@ -231,8 +231,10 @@ static int stop_finish(weft_pool *pool) {
     uint64_t end = weft__now_ns();
     pthread_mutex_lock(&pool->trace.lock);
     /* Contexts' and callers' buffers, which their holders append to under
-     * this lock, and only while tracing is on (trace_buf.c). */
-    for (unsigned i = pool->threads; i < weft__pool_slots_all(pool); i++) {
+     * this lock, and only while tracing is on (trace_buf.c). Not the
+     * spares': a spare's thread alone touches its buffer, which it empties
+     * whenever it parks (spare.c): spares are not in the trace. */
+    for (unsigned i = pool->threads; i < pool->spares.first; i++) {
         pool->trace.collected[i] = pool->workers[i].stats.trace;
         pool->workers[i].stats.trace = (weft__trace_buf){0};
     }

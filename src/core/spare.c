@@ -80,7 +80,7 @@ void weft__spares_init(weft__spares *s, unsigned first, unsigned max, bool hooks
     s->max = max;
     s->hooks = hooks;
     atomic_init(&s->seen, 0);
-    s->blocked = s->active = s->created = 0;
+    s->blocked = s->active = 0;
     s->closing = false;
 }
 
@@ -126,8 +126,10 @@ static void call_one(weft_pool *pool) {
     if (seen == s->max)
         return; /* every spare runs: the pool goes on with fewer threads */
     weft__worker *w = &pool->workers[s->first + seen];
-    if (seen < s->created) /* GONE: its thread exits without taking the lock again */
+    if (w->spare_joinable) { /* GONE: its thread exits without taking the lock again */
         pthread_join(w->thread, NULL);
+        w->spare_joinable = false;
+    }
     call(s, w);
     pthread_attr_t attr;
     int err = pthread_attr_init(&attr);
@@ -140,10 +142,9 @@ static void call_one(weft_pool *pool) {
     if (err) { /* no thread now: the job blocks uncompensated, as with no spare left */
         s->active--;
         atomic_store_explicit(&w->spare, WEFT__SPARE_PARKED, memory_order_relaxed);
-        s->created = seen;
         return;
     }
-    s->created = seen + 1;
+    w->spare_joinable = true;
     /* Release: pairs with weft__pool_victims' acquire; the slot was set up
      * when the pool was made, its thread runs from now. */
     atomic_store_explicit(&s->seen, seen + 1, memory_order_release);
@@ -214,18 +215,27 @@ static void *spare_main(void *arg) {
     pthread_mutex_lock(&s->lock);
     for (uint64_t parked_at = 0;;) {
         uint32_t st;
-        while ((st = state_of(w)) == WEFT__SPARE_PARKED && !leaves(s, w, parked_at)) {
+        while ((st = state_of(w)) == WEFT__SPARE_PARKED) {
+            if (leaves(s, w, parked_at)) {
+                st = WEFT__SPARE_GONE;
+                break;
+            }
             pthread_mutex_unlock(&s->lock);
             weft__os_wait_until(&w->spare, WEFT__SPARE_PARKED, parked_at + weft__spare_idle_ns);
             pthread_mutex_lock(&s->lock);
         }
-        if (st != WEFT__SPARE_CALLED)
-            break; /* EXIT, or GONE (leaves) */
+        if (st == WEFT__SPARE_EXIT || st == WEFT__SPARE_GONE)
+            break; /* destroy, or parked for long (leaves) */
+        /* CALLED, or RELEASED before it ran at all: its wait ends at once */
         pthread_mutex_unlock(&s->lock);
         if (pool->budgeted)
             weft__budget_enter(&w->terminate, &pool->budget_waiters);
         weft__worker_wait_until(w, &w->terminate);
         weft__budget_exit();
+        /* Its events, which no trace stop collects (trace.c): a stop takes
+         * a worker's buffer on the worker's thread, in a broadcast, and a
+         * spare runs none. */
+        weft__trace_buf_free(&w->stats.trace);
         pthread_mutex_lock(&s->lock);
         if (state_of(w) == WEFT__SPARE_EXIT)
             break;
@@ -258,12 +268,14 @@ void weft__spares_stop(weft_pool *pool) {
         if (st == WEFT__SPARE_CALLED)
             weft__sleep_set_latch(&pool->sleep, &w->terminate);
     }
-    unsigned created = s->created; /* the live ones, then the GONE ones */
     pthread_mutex_unlock(&s->lock);
     /* As weft__workers_stop: a job of another pool that destroys this one
      * gives its budget slot back while it waits for the threads. */
     weft__budget_block();
-    for (unsigned i = 0; i < created; i++)
-        pthread_join(pool->workers[s->first + i].thread, NULL);
+    /* The live ones (told to exit above), then the GONE ones: no call comes
+     * any more to join them or to create a thread. */
+    for (unsigned i = 0; i < s->max; i++)
+        if (pool->workers[s->first + i].spare_joinable)
+            pthread_join(pool->workers[s->first + i].thread, NULL);
     weft__budget_resume();
 }

@@ -20,7 +20,6 @@ typedef struct weft__spares {
     _Atomic unsigned seen; /* A: spares started so far, a prefix (thieves read it) */
     unsigned blocked;      /* L: the pool's threads inside a blocking region */
     unsigned active;       /* L: spares called and not released */
-    unsigned created;      /* L: slots whose thread was created and not joined (>= seen) */
     bool closing;          /* L: weft_pool_destroy stops the spares */
     bool hooks;            /* I: spares run on_start and on_exit (asked for explicitly) */
 } weft__spares;

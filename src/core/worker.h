@@ -57,6 +57,7 @@ typedef struct weft__worker {
     weft__latch terminate;  /* owned by this worker; set by weft_pool_destroy (a spare's: when
                                it is released, spare.c) */
     _Atomic uint32_t spare; /* A: a spare's WEFT__SPARE_* state, under spares.lock; futex word */
+    bool spare_joinable;    /* L (spares.lock): a spare's thread was created, not yet joined */
     alignas(WEFT__CACHELINE) weft__stats stats; /* written by this worker only */
 } weft__worker;
 
