@@ -464,9 +464,10 @@ WEFT_API void weft_pool_stats_sized(const weft_pool *pool, weft_stats *stats, si
  * Recording costs workers one flag load per state change when off, and
  * one when a stolen or queued job starts. While on, a context or caller
  * records its events under a lock of the pool's tracing (uncontended but
- * by the stop and by other such threads). Any thread; stop waits until
- * every worker has handed its events over (between two jobs), so call it
- * outside the pool's jobs.
+ * by the stop and by other such threads). Spare threads (weft_config.spares)
+ * record nothing. Any thread; stop waits until every worker has handed its
+ * events over (between two jobs, a blocked one's once it runs on), so call
+ * it outside the pool's jobs.
  * weft_trace_start creates (or truncates) the file at once and keeps it open
  * until stop writes it. It returns 0, or:
  *  EINVAL  path is NULL;
@@ -800,7 +801,8 @@ WEFT_API int weft_run_cancellable(weft_pool *pool, weft_cancel_source *source, w
 /* Run fn(index, arg) exactly once on every worker of pool (NULL: the current
  * pool), index being the worker's weft_thread_index(), and return when all
  * have run. Workers run it between jobs (a worker busy with a long job runs
- * it when that job ends or waits); sleeping workers are woken. Allocates
+ * it when that job ends or waits; one whose job is blocked, when the job
+ * runs on); sleeping workers are woken; spare threads run none. Allocates
  * nothing. Any thread; from a worker of pool the caller participates (and
  * runs its own share), elsewhere it blocks. Memory: as
  * weft_run, for every run of fn.
