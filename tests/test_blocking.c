@@ -146,7 +146,7 @@ static void pair_unblock(void *arg) {
 
 TEST(every_blocked_job_resumes_exactly_once) {
     for (int k = 0; k < 2; k++)
-        for (unsigned threads = 1; threads <= 8; threads *= 2) {
+        for (unsigned threads = 1; threads <= 64; threads *= 4) {
             weft_pool *pool = make(threads, wakes[k], 0);
             for (long round = 0; round < scaled(20); round++) {
                 pairs p = {.resumed = 0};
