@@ -140,7 +140,7 @@ WEFT__HIDDEN int weft__pool_closed_error(void);
  * either, and they fall back to running the work on the calling thread
  * (leaving lookup's message set, as weft.h allows). */
 static inline weft_pool *weft__pool_resolve(weft_pool *pool) {
-    weft_pool *p;
+    weft_pool *p = NULL; /* set on success; NULL keeps gcc -O3 from warning */
     return weft__pool_lookup(pool, &p) == 0 ? p : NULL;
 }
 
