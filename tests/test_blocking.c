@@ -69,14 +69,20 @@ static void block_once(void *arg) {
     atomic_fetch_add(&b->resumed, 1);
 }
 
+/* Spawn fn(b) in pool and wait until the job has named its task (it blocks
+ * next, or has). */
+static void spawn_blocker(weft_pool *pool, weft_fn *fn, blocker *b) {
+    CHECK_EQ(weft_spawn(pool, fn, b), 0);
+    while (!atomic_load(&b->task))
+        usleep(100);
+}
+
 /* pool's only worker runs a job that blocks; `others` other jobs run
  * meanwhile (on a spare), and the job resumes once unblocked from outside,
  * before the pool is destroyed. */
 static void run_others_while_blocked(weft_pool *pool, int others) {
     blocker b = {.task = NULL};
-    CHECK_EQ(weft_spawn(pool, block_once, &b), 0);
-    while (!atomic_load(&b.task))
-        usleep(100);
+    spawn_blocker(pool, block_once, &b);
     _Atomic int ran = 0;
     for (int i = 0; i < others; i++)
         CHECK_EQ(weft_spawn(pool, count, &ran), 0);
@@ -106,9 +112,7 @@ static void unblock_then_block(void *arg) {
 TEST(an_unblock_before_the_block_is_not_lost) {
     weft_pool *pool = make(1, WEFT_WAKE_TARGETED, 0);
     blocker b = {.task = NULL};
-    CHECK_EQ(weft_spawn(pool, unblock_then_block, &b), 0);
-    while (!atomic_load(&b.task))
-        usleep(100);
+    spawn_blocker(pool, unblock_then_block, &b);
     CHECK_EQ(atomic_load(&b.resumed), 1);
     CHECK_EQ(weft_task_unblock(atomic_load(&b.task)), 0);
     CHECK_EQ(weft_pool_destroy(pool), 0);
@@ -250,9 +254,7 @@ TEST(a_spare_parked_for_long_exits) {
              0);
     for (int round = 1; round <= 3; round++) {
         blocker b = {.task = NULL};
-        CHECK_EQ(weft_spawn(pool, block_once, &b), 0);
-        while (!atomic_load(&b.task))
-            usleep(100);
+        spawn_blocker(pool, block_once, &b);
         while (atomic_load(&spare_starts) < round) /* the block called a new spare */
             usleep(100);
         CHECK_EQ(weft_task_unblock(atomic_load(&b.task)), 0);
@@ -532,9 +534,7 @@ static void fork_child_blocks(void) {
 TEST(fork_while_a_job_blocks) {
     weft_pool *pool = make(1, WEFT_WAKE_TARGETED, 0);
     blocker b = {.task = NULL};
-    CHECK_EQ(weft_spawn(pool, block_once, &b), 0);
-    while (!atomic_load(&b.task))
-        usleep(100);
+    spawn_blocker(pool, block_once, &b);
     wait_others_blocked(); /* ASan: no thread inside malloc at the fork (child.h) */
     char err[512];
     CHECK(child_exited_ok(child_run(fork_child_blocks, err, sizeof err)));

@@ -335,3 +335,60 @@ TEST(trace) {
     check_pool_works(pool);
     CHECK_EQ(weft_pool_destroy(pool), 0);
 }
+
+/* ---- Spare threads ------------------------------------------------------------------------ */
+
+typedef struct spare_fault {
+    _Atomic bool in_region, go_on;
+    bool failed; /* the spare's thread creation was the call that failed */
+} spare_fault;
+
+/* The pool's only worker enters a blocking region whose spare cannot be
+ * created (the first wrapped call after arming is that pthread_create): the
+ * job still runs on once the test lets it, uncompensated. */
+static void block_without_spare(void *arg) {
+    spare_fault *f = arg;
+    faults_arm(0);
+    CHECK_EQ(weft_blocking_begin(), 0);
+    f->failed = faults_disarm();
+    atomic_store(&f->in_region, true);
+    while (!atomic_load(&f->go_on))
+        usleep(100);
+    weft_blocking_end();
+}
+
+static void write_a_byte(void *arg) {
+    int *fd = arg;
+    CHECK_EQ(write(fd[1], "x", 1), 1);
+}
+
+static void blocks_on_a_pipe(void *arg) {
+    int *fd = arg;
+    char c;
+    CHECK_EQ(weft_blocking_begin(), 0);
+    CHECK_EQ(read(fd[0], &c, 1), 1);
+    weft_blocking_end();
+}
+
+/* A spare whose thread cannot be created leaves its slot usable: the next
+ * block creates it, and the pool's other work runs on it (the job writing
+ * the pipe can only run there: the one worker is blocked reading it). */
+TEST(spare_thread) {
+    weft_pool *pool;
+    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers_wait = true}), 0);
+    spare_fault f = {.in_region = false, .go_on = false, .failed = false};
+    CHECK_EQ(weft_spawn(pool, block_without_spare, &f), 0);
+    while (!atomic_load(&f.in_region))
+        usleep(100);
+    atomic_store(&f.go_on, true);
+    check_pool_works(pool); /* on the worker, once its job ran on */
+    CHECK(f.failed);
+    int fd[2];
+    CHECK_EQ(pipe(fd), 0);
+    CHECK_EQ(weft_spawn(pool, blocks_on_a_pipe, fd), 0);
+    usleep(1000); /* most often the worker reads before the write is queued */
+    CHECK_EQ(weft_spawn(pool, write_a_byte, fd), 0);
+    CHECK_EQ(weft_pool_destroy(pool), 0);
+    close(fd[0]);
+    close(fd[1]);
+}

@@ -141,6 +141,8 @@ static void call_one(weft_pool *pool) {
     }
     if (err) { /* no thread now: the job blocks uncompensated, as with no spare left */
         s->active--;
+        /* Relaxed: no thread waits on the word; the next call reads it under
+         * this lock. */
         atomic_store_explicit(&w->spare, WEFT__SPARE_PARKED, memory_order_relaxed);
         return;
     }
@@ -159,6 +161,9 @@ static void release_one(weft_pool *pool) {
         weft__worker *w = &pool->workers[s->first + i];
         if (state_of(w) == WEFT__SPARE_CALLED) {
             s->active--;
+            /* Relaxed: the spare is not parked on the word (it runs the
+             * pool's work); it reads the state under this lock once its
+             * latch, set next, ends that work. */
             atomic_store_explicit(&w->spare, WEFT__SPARE_RELEASED, memory_order_relaxed);
             weft__sleep_set_latch(&pool->sleep, &w->terminate); /* wakes it if it sleeps */
             return;
@@ -193,6 +198,7 @@ static bool leaves(weft__spares *s, weft__worker *w, uint64_t parked_at) {
     if (w->index != s->first + seen - 1 || s->closing ||
         weft__now_ns() - parked_at < weft__spare_idle_ns)
         return false;
+    /* Relaxed: its own word, read by others under this lock only. */
     atomic_store_explicit(&w->spare, WEFT__SPARE_GONE, memory_order_relaxed);
     /* Relaxed: a thief that still counts the slot finds its deques empty. */
     atomic_store_explicit(&s->seen, seen - 1, memory_order_relaxed);
@@ -242,6 +248,7 @@ static void *spare_main(void *arg) {
         if (s->active < s->blocked && !s->closing) {
             call(s, w); /* a begin found no spare while we finished: ours (the top) */
         } else {
+            /* Relaxed: its own word; a caller changes it under this lock. */
             atomic_store_explicit(&w->spare, WEFT__SPARE_PARKED, memory_order_relaxed);
             parked_at = weft__now_ns();
         }
