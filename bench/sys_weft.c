@@ -351,17 +351,18 @@ static long uts(bench_pool *pool, uint64_t root, int depth) {
 
 /* ---- typed joins (WEFT_TASK) ---------------------------------------------
  * The fork-join workloads as a C user who wants Lace's speed writes them:
- * arguments and results by value, the forked call offered to thieves and
- * the rest run inline (fib as Lace's benchmark: fork n - 1, call n - 2).
- * The system "weft-task" runs these and no other workload (not in the
- * policy programs, hence `unused` on its entries). */
+ * arguments and results by value, each fork a WEFT_JOIN whose second call
+ * is offered to thieves and run inline if none took it (fib as Lace's
+ * benchmark: offer n - 1, call n - 2). The system "weft-task" runs these
+ * and no other workload (not in the policy programs, hence `unused` on its
+ * entries). */
 
 WEFT_TASK(long, fib_task, int, n) {
     if (n < 2)
         return n;
-    WEFT_FORK(fib_task, t, n - 1);
-    long k = WEFT_CALL(fib_task, n - 2);
-    return WEFT_SYNC(fib_task, t) + k;
+    long a, b;
+    WEFT_JOIN(a, fib_task, (n - 2), b, fib_task, (n - 1));
+    return a + b;
 }
 
 typedef struct fib_task_call {
@@ -397,9 +398,9 @@ WEFT_TASK_DEF(long, nq_task, nq_span, p) {
     if (p.hi - p.lo == 1)
         return bench_nq_place(p.s, p.lo, nq_board_task);
     int mid = p.lo + (p.hi - p.lo) / 2;
-    WEFT_FORK(nq_task, t, ((nq_span){p.s, mid, p.hi}));
-    long a = WEFT_CALL(nq_task, ((nq_span){p.s, p.lo, mid}));
-    return a + WEFT_SYNC(nq_task, t);
+    long a, b;
+    WEFT_JOIN(a, nq_task, ((nq_span){p.s, p.lo, mid}), b, nq_task, ((nq_span){p.s, mid, p.hi}));
+    return a + b;
 }
 
 typedef struct nq_task_call {
@@ -427,9 +428,8 @@ WEFT_VOID_TASK(ms_task, ms_frame, f) {
         return;
     }
     size_t h = f.n / 2;
-    WEFT_FORK(ms_task, t, ((ms_frame){f.a + h, f.tmp + h, f.n - h, f.cutoff}));
-    WEFT_CALL(ms_task, ((ms_frame){f.a, f.tmp, h, f.cutoff}));
-    WEFT_SYNC(ms_task, t);
+    WEFT_JOIN_VOID(ms_task, ((ms_frame){f.a, f.tmp, h, f.cutoff}), ms_task,
+                   ((ms_frame){f.a + h, f.tmp + h, f.n - h, f.cutoff}));
     bench_merge(f.a, h, f.n, f.tmp);
 }
 
@@ -447,18 +447,19 @@ __attribute__((unused)) static void msort_typed(bench_pool *pool, int *a, int *t
 WEFT_TASK(long, pi_task, uint64_t, start, long, cnt) {
     if (cnt == 1)
         return bench_pi_sample(start);
-    WEFT_FORK(pi_task, t, start, cnt / 2);
-    long k = WEFT_CALL(pi_task, start + (uint64_t)(cnt / 2), (cnt + 1) / 2);
-    return k + WEFT_SYNC(pi_task, t);
+    long a, b;
+    WEFT_JOIN(a, pi_task, (start + (uint64_t)(cnt / 2), (cnt + 1) / 2), b, pi_task,
+              (start, cnt / 2));
+    return a + b;
 }
 
 WEFT_TASK(long, knap_task, const bench_item *, e, int, c, int, n, int, v) {
     long best;
     if (bench_knap_leaf(c, n, v, &best))
         return best;
-    WEFT_FORK(knap_task, t, e + 1, c, n - 1, v);
-    long with = WEFT_CALL(knap_task, e + 1, c - e->weight, n - 1, v + e->value);
-    long without = WEFT_SYNC(knap_task, t);
+    long with, without;
+    WEFT_JOIN(with, knap_task, (e + 1, c - e->weight, n - 1, v + e->value), without, knap_task,
+              (e + 1, c, n - 1, v));
     return with > without ? with : without;
 }
 
@@ -470,9 +471,10 @@ WEFT_TASK(long, uts_task, uint64_t, state, int, level, int, depth, int, lo, int,
         return 1 + (k ? WEFT_CALL(uts_task, child, level + 1, depth, 0, k) : 0);
     }
     int mid = lo + (hi - lo) / 2;
-    WEFT_FORK(uts_task, t, state, level, depth, mid, hi);
-    long k = WEFT_CALL(uts_task, state, level, depth, lo, mid);
-    return k + WEFT_SYNC(uts_task, t);
+    long a, b;
+    WEFT_JOIN(a, uts_task, (state, level, depth, lo, mid), b, uts_task,
+              (state, level, depth, mid, hi));
+    return a + b;
 }
 
 typedef struct suite_call {

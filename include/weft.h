@@ -401,7 +401,9 @@ WEFT_API unsigned weft_concurrency(void);
  * in the pool (detached, a scope's, an event's follow-up, a graph's node
  * that was queued rather than run next on its predecessor's thread). */
 typedef struct weft_stats {
-    uint64_t jobs;           /* jobs executed, by workers, contexts and callers */
+    uint64_t jobs;           /* jobs executed, by workers, contexts and callers; a
+                                join's b (or typed fork) that its own thread ran
+                                after a, never shared, is a call, not a job */
     uint64_t steals;         /* jobs taken from another thread's deque (a context's
                                 or caller's take-back of its own job included) */
     uint64_t injected;       /* jobs workers took from the injector (outside
@@ -581,8 +583,8 @@ WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
  * call this function instead. Both run one protocol and may be mixed. */
 WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
 
-/* Typed tasks, for C11 with gcc or clang (weft/join.h): forks whose
- * argument and result stay in registers on the fast path, and whose
+/* Typed tasks, for C11 with gcc or clang (weft/join.h): joins whose
+ * arguments and result stay in registers on the fast path, and whose
  * worker is passed from call to call instead of read from thread-local
  * storage, as Lace's tasks do. At file scope,
  *
@@ -602,6 +604,20 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * or on the calling thread if no pool can run it. Inside a task's body,
  * and only there:
  *
+ *     WEFT_JOIN(a, f, (x...), b, g, (y...));
+ *                                 a = f(x...) here while g(y...) is offered
+ *                                 to idle workers, then b = g(y...): called
+ *                                 here unless a worker took it, in which
+ *                                 case the caller participates until that
+ *                                 worker is done; the y... are evaluated
+ *                                 first. WEFT_JOIN_VOID(f, (x...), g, (y...))
+ *                                 for two void tasks.
+ *
+ * is weft_join of the two calls, and the join to pick: its frame ends before
+ * g's inline call, so with gcc a recursion through g compiles to a loop, as
+ * Lace's does (docs/performance.md, "Typed tasks"). Where forks must stay
+ * open across more code, or a result is void on one side only:
+ *
  *     WEFT_FORK(other, t, x...);  declares t and offers other(x...) to idle
  *                                 workers, as weft_join offers its b;
  *     WEFT_CALL(other, x...)      other(x...), here, passing the worker on;
@@ -617,7 +633,7 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * worker until its sync: returning or jumping out before it is undefined
  * behaviour). The x... are copied into t at the fork and read by whoever runs it;
  * the result is returned by value. Everything weft_join says of b holds for
- * the forked call: its group, priority and cancellation are the forking
+ * the forked call (and WEFT_JOIN's g): its group, priority and cancellation are the forking
  * job's, a wait between fork and sync runs it itself if nobody took it (so
  * the forked call must not wait for what the forker does after such a
  * wait), and memory is as weft_join's. Allocates nothing. */

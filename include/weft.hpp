@@ -827,13 +827,9 @@ inline bool join_pop(weft__worker_head *w, weft__join_frame *fr, weft__join_fram
 #endif
     /* Relaxed: ordered by the fence pair. */
     std::uintptr_t c = __atomic_load_n(&w->claim, __ATOMIC_RELAXED);
-    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != reinterpret_cast<std::uintptr_t>(fr), 1)) {
-        /* Still private: nobody else can have B. We are the only writer of
-         * joins (a plain add); weft_pool_stats reads it. */
-        __atomic_store_n(&w->joins, __atomic_load_n(&w->joins, __ATOMIC_RELAXED) + 1,
-                         __ATOMIC_RELAXED);
+    /* Still private: nobody else can have B, a call (not counted, as in C). */
+    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != reinterpret_cast<std::uintptr_t>(fr), 1))
         return true;
-    }
     weft__join_pop_cold(w, fr);
     return false;
 }

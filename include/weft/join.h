@@ -16,7 +16,8 @@
  * not API: use weft_join):
  *  - the thread-local pointer to the running worker's head;
  *  - the head: the newest join frame, the running job's group and priority,
- *    a count of B run inline, and the claim word on a line of its own;
+ *    and the claim word on a line of its own (its first word is unused:
+ *    binaries built against 0.3.0 and 0.3.1 count B run inline there);
  *  - a frame's fork part: B's function and argument and the link to the
  *    older frame, which is all a fork writes; B's group, and B's priority
  *    and a "stamped" mark in the link's two low bits, which the library
@@ -91,7 +92,7 @@ struct weft__join_frame {
 struct weft__worker_head {
     /* First: a 64-bit atomic's alignment differs between compilers on
      * 32-bit x86, so nothing follows it that could move. */
-    WEFT__JOIN_ATOMIC(uint64_t) joins;                   /* B run inline (weft_stats.jobs) */
+    WEFT__JOIN_ATOMIC(uint64_t) unused;                  /* counted B run inline before 0.3.2 */
     WEFT__JOIN_ATOMIC(struct weft__join_frame *) frames; /* the owner's newest frame */
     struct weft__group *group;                           /* the running job's group (NULL: none) */
     uint32_t prio;                                       /* the running job's weft_priority */
@@ -190,13 +191,12 @@ static inline __attribute__((always_inline)) int weft__join_pop(struct weft__wor
     WEFT__JOIN_YIELD();
     /* Relaxed: ordered by the fence pair. */
     c = atomic_load_explicit(&w->claim, memory_order_relaxed);
-    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != (uintptr_t)fr, 1)) {
-        /* Still private: nobody else can have B. Relaxed load and store: we
-         * are the only writer (a plain add), weft_pool_stats reads. */
-        atomic_store_explicit(&w->joins, atomic_load_explicit(&w->joins, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+    /* Still private: nobody else can have B. Nothing is counted: a B run
+     * inline is a call, not a job (weft_stats.jobs); a count here, a load
+     * and a store of one word at every pop, chained from pop to pop, cost
+     * a typed fib(35) 20% (docs/performance.md). */
+    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != (uintptr_t)fr, 1))
         return 1;
-    }
     weft__join_pop_cold(w, fr);
     return 0;
 }
@@ -234,7 +234,7 @@ static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a
 static inline void weft__serial_head_init(struct weft__worker_head *s) {
     /* Plain initialisation (atomic_init): the head is this thread's alone;
      * no thief ever sees it, so no order is needed. */
-    atomic_init(&s->joins, 0);
+    atomic_init(&s->unused, 0);
     atomic_init(&s->frames, (struct weft__join_frame *)0);
     s->group = 0;
     s->prio = 0;
@@ -287,6 +287,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__GPARAM(i, A, a) A weft__p##i
 #define WEFT__GSTORE(i, A, a) weft__x->weft__a##i = weft__p##i;
 #define WEFT__FROM(i, A, a)   weft__x->weft__a##i
+#define WEFT__KEPT(i, A, a)   weft__y.weft__a##i
 #define WEFT__NAME(i, A, a)   a
 #define WEFT__USTORE(i, A, a) weft__x->weft__a##i = a;
 
@@ -316,11 +317,20 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 
 /* The declaration: the frame's type, the body, the public entry and the
  * thief's entry, and the fork and sync of a call (inline: the arguments
- * stay in registers up to the frame's stores). */
+ * stay in registers up to the frame's stores).
+ *
+ * The body is `used`, and a WEFT_JOIN's last step (weft__task_rest_NAME,
+ * below) is inline but not always_inline, for gcc's sake: so gcc compiles
+ * the body first, splits its leading test (fib's n < 2) out into its
+ * callers, and only then inlines the rest, whose call of the body becomes
+ * a jump back to its start (a recursion through WEFT_JOIN's second task
+ * runs as a loop, as Lace's SYNC does). Without `used` gcc inlines the rest
+ * early, makes the loop first, and no longer splits the test out: every
+ * leaf then costs a call (fib(35): 55 ms against 36). */
 #define WEFT__TASK_DECL(R, RESULT_FIELD, name, ...)                                                \
     WEFT__TASK_TYPES(name, RESULT_FIELD, __VA_ARGS__);                                             \
-    static R weft__task_body_##name(struct weft__worker_head *weft__w,                             \
-                                    WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));            \
+    __attribute__((used)) static R weft__task_body_##name(                                         \
+        struct weft__worker_head *weft__w, WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));     \
     static R name(WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));                              \
     static void weft__task_run_##name(void *weft__t);                                              \
     static inline __attribute__((always_inline, unused)) void weft__task_fork_##name(              \
@@ -339,6 +349,13 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
                    ? weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__))  \
                    : weft__x->result;                                                              \
     }                                                                                              \
+    static inline __attribute__((unused)) R weft__task_rest_##name(                                \
+        struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
+        return __builtin_expect(weft__popped, 1)                                                   \
+                   ? weft__task_body_##name(weft__w,                                               \
+                                            WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__))     \
+                   : weft__y.result;                                                               \
+    }                                                                                              \
     typedef int weft__task_##name##_synced
 
 #define WEFT_VOID_TASK_DECL(name, ...)                                                             \
@@ -347,6 +364,11 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         struct weft__worker_head *w, weft_task_##name *weft__x) {                                  \
         if (weft__task_pop(w, &weft__x->frame))                                                    \
             weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__));          \
+    }                                                                                              \
+    static inline __attribute__((unused)) void weft__task_rest_##name(                             \
+        struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
+        if (__builtin_expect(weft__popped, 1))                                                     \
+            weft__task_body_##name(weft__w, WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__));    \
     }                                                                                              \
     typedef int weft__task_##name##_synced
 
@@ -369,8 +391,9 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         weft_run(0, weft__task_run_##name, weft__x);                                               \
         WEFT__RETURN_##STORE(WEFT__RESULT_##STORE(weft__x));                                       \
     }                                                                                              \
-    static R weft__task_body_##name(__attribute__((unused)) struct weft__worker_head *weft__w,     \
-                                    WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__))
+    __attribute__((used)) static R weft__task_body_##name(                                         \
+        __attribute__((unused)) struct weft__worker_head *weft__w,                                 \
+        WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__))
 /* Return a call's value, or make a void call and return (ISO C has no
  * return of a void expression); the frame's result, or nothing. */
 #define WEFT__RETURN_WEFT__TASK_STORE(call) return (call)
@@ -399,6 +422,32 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     weft__task_fork_##name(weft__w, &(t), __VA_ARGS__)
 #define WEFT_CALL(name, ...) weft__task_body_##name(weft__w, __VA_ARGS__)
 #define WEFT_SYNC(name, t)   weft__task_sync_##name(weft__w, &(t))
+
+/* Inside a task's body: a = name_a(xa...) here while name_b(xb...) is
+ * offered to idle workers, then b = name_b(xb...) here unless a worker
+ * took it (WEFT_FORK, WEFT_CALL and WEFT_SYNC in one statement). The
+ * frame lives in a block that ends before the last call, so nothing of
+ * the body's is in memory when that call runs, and the compiler may make
+ * it a jump (see WEFT__TASK_DECL). The argument lists come parenthesised;
+ * name_b's are evaluated first, at the fork. */
+#define WEFT__UNPAREN(...) __VA_ARGS__
+#define WEFT__JOIN(set_a, name_a, args_a, set_b, name_b, args_b)                                   \
+    do {                                                                                           \
+        int weft__popped;                                                                          \
+        weft_task_##name_b weft__y;                                                                \
+        {                                                                                          \
+            weft_task_##name_b weft__t;                                                            \
+            weft__task_fork_##name_b(weft__w, &weft__t, WEFT__UNPAREN args_b);                     \
+            set_a weft__task_body_##name_a(weft__w, WEFT__UNPAREN args_a);                         \
+            weft__popped = weft__task_pop(weft__w, &weft__t.frame);                                \
+            weft__y = weft__t;                                                                     \
+        }                                                                                          \
+        set_b weft__task_rest_##name_b(weft__w, weft__popped, weft__y);                            \
+    } while (0)
+#define WEFT_JOIN(a, name_a, args_a, b, name_b, args_b)                                            \
+    WEFT__JOIN((a) =, name_a, args_a, (b) =, name_b, args_b)
+#define WEFT_JOIN_VOID(name_a, args_a, name_b, args_b)                                             \
+    WEFT__JOIN(, name_a, args_a, , name_b, args_b)
 
 /* weft_join, inline, unless the program asks for the library's call. */
 #ifndef WEFT_NO_INLINE_JOIN

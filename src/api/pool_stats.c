@@ -13,8 +13,7 @@
  * a spare's life is mostly parked, neither busy nor the pool's sleep. */
 static void stats_add_counts(weft_stats *out, const weft__worker *w) {
     const weft__stats *st = &w->stats;
-    /* B run inline by a join's fast path counts in the head (join.h). */
-    out->jobs += weft__stat_get(&st->jobs) + weft__stat_get(&w->h.joins);
+    out->jobs += weft__stat_get(&st->jobs);
     out->steals += weft__stat_get(&st->steals);
     out->forced_steals += weft__stat_get(&st->forced_steals);
     out->injected += weft__stat_get(&st->injected);
@@ -45,7 +44,7 @@ static void stats_add_worker(weft_stats *out, const weft__worker *w, uint64_t no
 
 /* A context's or caller slot's jobs and steals (the take-back, context.c). */
 static void stats_add_slot(weft_stats *out, const weft__worker *slot) {
-    uint64_t jobs = weft__stat_get(&slot->stats.jobs) + weft__stat_get(&slot->h.joins);
+    uint64_t jobs = weft__stat_get(&slot->stats.jobs);
     out->jobs += jobs;
     out->caller_jobs += jobs;
     out->steals += weft__stat_get(&slot->stats.steals);

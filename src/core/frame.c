@@ -315,8 +315,7 @@ void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f
     }
     owner_unlock(w, bnd);
     if (ours) {
-        weft__stat_add(&w->stats.jobs, 1);
-        fr->fork.fn(fr->fork.arg);
+        fr->fork.fn(fr->fork.arg); /* still private: a call, as on the fast path */
     } else {
         finish(w, fr);
     }

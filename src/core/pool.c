@@ -152,7 +152,7 @@ static int init_workers(weft_pool *pool) {
         w->is_context = i >= pool->threads && i < pool->spares.first;
         atomic_init(&w->taken, false);
         atomic_init(&w->h.frames, NULL);
-        atomic_init(&w->h.joins, 0);
+        atomic_init(&w->h.unused, 0);
         atomic_init(&w->h.claim, 0);
         atomic_init(&w->serving, NULL);
         atomic_init(&w->serving_below, 0);
