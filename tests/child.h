@@ -15,6 +15,22 @@
 
 #include "check.h"
 
+/* At file scope in a test whose fork children start threads (a pool of
+ * their own): TSan's die_after_fork would kill such a child. Set in the
+ * program rather than through ctest's ENVIRONMENT, which would replace the
+ * TSAN_OPTIONS the suite runs with (halt_on_error=1); TSAN_OPTIONS from the
+ * environment still override it. */
+#ifdef WEFT__TSAN
+#define CHILDREN_START_THREADS()                                                                   \
+    const char *__tsan_default_options(void);                                                      \
+    const char *__tsan_default_options(void) {                                                     \
+        return "die_after_fork=0";                                                                 \
+    }                                                                                              \
+    typedef int weft_test_children_start_threads
+#else
+#define CHILDREN_START_THREADS() typedef int weft_test_children_start_threads
+#endif
+
 /* Run body() in a child with stderr going to a file; the child exits 0 when
  * body returns. Returns the child's wait status; what it wrote on stderr, up
  * to cap - 1 bytes and NUL-terminated, is in err, and copied to our stderr

@@ -20,15 +20,7 @@
 #include "spinners.h"
 #include "weft.h"
 
-#ifdef WEFT__TSAN
-/* TSan kills a child of a multi-threaded process that starts threads (its
- * die_after_fork); fork_while_a_job_blocks's child starts a pool (as in
- * test_fork.c, which argues the setting). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void) {
-    return "die_after_fork=0";
-}
-#endif
+CHILDREN_START_THREADS(); /* fork_while_a_job_blocks's child starts a pool */
 
 static const weft_wake wakes[] = {WEFT_WAKE_TARGETED, WEFT_WAKE_ALL};
 
@@ -266,6 +258,58 @@ TEST(a_spare_parked_for_long_exits) {
     }
     CHECK_EQ(weft_pool_destroy(pool), 0);
     CHECK_EQ(atomic_load(&spare_exits), 3);
+    weft__spare_idle_ns = WEFT__SPARE_IDLE_NS;
+}
+
+/* A region that ends before its spare's thread ran, then another at once:
+ * the first spare is not parked yet, so the second region starts a
+ * second; the first then parks below it while it runs. Inside the second
+ * region, for well over an idle period, the parked older spare must wait
+ * an idle period at a time, not spin (it is not the newest, so it cannot
+ * leave). */
+typedef struct older_parked {
+    _Atomic int two_spares;
+    uint64_t waits;
+    double seconds;
+} older_parked;
+
+static void older_spare_parks(void *arg) {
+    older_parked *o = arg;
+    CHECK_EQ(weft_blocking_begin(), 0);
+    weft_blocking_end();
+    CHECK_EQ(weft_blocking_begin(), 0);
+    double t0 = check_now();
+    uint64_t w0 = atomic_load(&weft__spare_park_waits);
+    check_sleep_us(200000);
+    o->waits = atomic_load(&weft__spare_park_waits) - w0;
+    o->seconds = check_now() - t0;
+    atomic_store(&o->two_spares, atomic_load(&spare_starts) == 2);
+    weft_blocking_end();
+}
+
+TEST(an_older_parked_spare_does_not_spin) {
+    weft__spare_idle_ns = 10000000; /* 10 ms */
+    int seen = 0;
+    for (int round = 0; round < 50 && seen < 3; round++) {
+        atomic_store(&spare_starts, 0);
+        weft_pool *pool;
+        CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1,
+                                                        .callers_wait = true,
+                                                        .spares = 2,
+                                                        .on_start = spare_started}),
+                 0);
+        older_parked o = {0};
+        weft_run(pool, older_spare_parks, &o);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+        if (!atomic_load(&o.two_spares))
+            continue; /* the first spare parked before the second region */
+        seen++;
+        /* Each parked spare waits at most once an idle period (plus the
+         * wake of a call): a spinning one waits thousands of times. */
+        CHECK(o.waits <= (uint64_t)(o.seconds / 0.010) * 2 + 8);
+    }
+    CHECK(seen > 0);
+    atomic_store(&spare_starts, 0);
     weft__spare_idle_ns = WEFT__SPARE_IDLE_NS;
 }
 

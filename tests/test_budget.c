@@ -17,14 +17,7 @@
 #include "pools.h"
 #include "weft.h"
 
-#ifdef WEFT__TSAN
-/* A fork child here starts a pool: TSan's die_after_fork would kill it (as
- * in test_fork.c, which says why it is set here). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void) {
-    return "die_after_fork=0";
-}
-#endif
+CHILDREN_START_THREADS(); /* a fork child here starts a pool */
 
 /* ---- At most `budget` jobs of any pool at once ---------------------------- */
 

@@ -24,17 +24,9 @@
 #include "core/current.h"
 #include "weft.h"
 
-#ifdef WEFT__TSAN
-/* TSan kills a child of a multi-threaded process that starts threads (its
- * die_after_fork), and a child that starts threads (its fresh default pool) is
- * what these tests are about. Set here rather than through ctest's
- * ENVIRONMENT, which would replace the TSAN_OPTIONS the suite runs with
- * (halt_on_error=1); TSAN_OPTIONS from the environment still override it. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void) {
-    return "die_after_fork=0";
-}
-#endif
+/* A child that starts threads (its fresh default pool) is what these tests
+ * are about. */
+CHILDREN_START_THREADS();
 
 enum { CHILD_SECONDS = 20 };
 

@@ -73,6 +73,7 @@
 #include "os/thread.h"
 
 uint64_t weft__spare_idle_ns = WEFT__SPARE_IDLE_NS;
+_Atomic uint64_t weft__spare_park_waits;
 
 void weft__spares_init(weft__spares *s, unsigned first, unsigned max, bool hooks) {
     pthread_mutex_init(&s->lock, NULL);
@@ -139,11 +140,8 @@ static void call_one(weft_pool *pool) {
         err = pthread_create(&w->thread, &attr, spare_main, w);
         pthread_attr_destroy(&attr);
     }
-    if (err) { /* no thread now: the job blocks uncompensated, as with no spare left */
-        s->active--;
-        /* Relaxed: no thread waits on the word; the next call reads it under
-         * this lock. */
-        atomic_store_explicit(&w->spare, WEFT__SPARE_PARKED, memory_order_relaxed);
+    if (err) {       /* no thread now: the job blocks uncompensated, as with no spare left */
+        s->active--; /* the slot stays past `seen`: the next call starts it anew */
         return;
     }
     w->spare_joinable = true;
@@ -161,9 +159,10 @@ static void release_one(weft_pool *pool) {
         weft__worker *w = &pool->workers[s->first + i];
         if (state_of(w) == WEFT__SPARE_CALLED) {
             s->active--;
-            /* Relaxed: the spare is not parked on the word (it runs the
-             * pool's work); it reads the state under this lock once its
-             * latch, set next, ends that work. */
+            /* Relaxed: the spare waits on the word only while it says
+             * PARKED, and CALLED's set_state woke it from that; it reads
+             * the state under this lock once its latch, set next, ends its
+             * work (at once if it had not started). */
             atomic_store_explicit(&w->spare, WEFT__SPARE_RELEASED, memory_order_relaxed);
             weft__sleep_set_latch(&pool->sleep, &w->terminate); /* wakes it if it sleeps */
             return;
@@ -226,8 +225,16 @@ static void *spare_main(void *arg) {
                 st = WEFT__SPARE_GONE;
                 break;
             }
+            /* Its idle period is over but it is not the newest (or the pool
+             * closes): look again an idle period later, not at once, so
+             * that an older spare waits its turn to leave without spinning
+             * while a newer one runs. */
+            uint64_t now = weft__now_ns(), due = parked_at + weft__spare_idle_ns;
             pthread_mutex_unlock(&s->lock);
-            weft__os_wait_until(&w->spare, WEFT__SPARE_PARKED, parked_at + weft__spare_idle_ns);
+            /* Relaxed: a count for the tests; nothing is ordered by it. */
+            atomic_fetch_add_explicit(&weft__spare_park_waits, 1, memory_order_relaxed);
+            weft__os_wait_until(&w->spare, WEFT__SPARE_PARKED,
+                                due > now ? due : now + weft__spare_idle_ns);
             pthread_mutex_lock(&s->lock);
         }
         if (st == WEFT__SPARE_EXIT || st == WEFT__SPARE_GONE)
@@ -238,9 +245,9 @@ static void *spare_main(void *arg) {
             weft__budget_enter(&w->terminate, &pool->budget_waiters);
         weft__worker_wait_until(w, &w->terminate);
         weft__budget_exit();
-        /* Its events, which no trace stop collects (trace.c): a stop takes
-         * a worker's buffer on the worker's thread, in a broadcast, and a
-         * spare runs none. */
+        /* The sleep module's events of its sleeps (a spare records nothing
+         * else: worker.c), which no trace stop collects (trace.c: a stop
+         * takes a worker's buffer in a broadcast, and a spare runs none). */
         weft__trace_buf_free(&w->stats.trace);
         pthread_mutex_lock(&s->lock);
         if (state_of(w) == WEFT__SPARE_EXIT)
@@ -257,7 +264,7 @@ static void *spare_main(void *arg) {
     if (s->hooks && pool->on_exit)
         pool->on_exit(w->index, pool->user);
     weft__worker_free_jobs(w);
-    weft__trace_buf_free(&w->stats.trace); /* events after a stop */
+    weft__trace_buf_free(&w->stats.trace); /* its last sleep's events */
     weft__set_current_worker(NULL);
     return NULL;
 }

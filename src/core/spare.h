@@ -41,6 +41,9 @@ enum {
 
 /* WEFT__SPARE_IDLE_NS, but for the tests, which shorten it. */
 WEFT__HIDDEN extern uint64_t weft__spare_idle_ns;
+/* For the tests: waits of parked spares so far (a parked spare waits once
+ * an idle period at most, unless called or woken). */
+WEFT__HIDDEN extern _Atomic uint64_t weft__spare_park_waits;
 
 WEFT__HIDDEN void weft__spares_init(weft__spares *s, unsigned first, unsigned max, bool hooks);
 WEFT__HIDDEN void weft__spares_destroy(weft__spares *s);
