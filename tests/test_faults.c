@@ -375,7 +375,10 @@ static void blocks_on_a_pipe(void *arg) {
  * the pipe can only run there: the one worker is blocked reading it). */
 TEST(spare_thread) {
     weft_pool *pool;
-    CHECK_EQ(weft_pool_create(&pool, &(weft_config){.threads = 1, .callers_wait = true}), 0);
+    /* One spare slot: the one whose creation failed is the one that serves. */
+    CHECK_EQ(
+        weft_pool_create(&pool, &(weft_config){.threads = 1, .callers_wait = true, .spares = 1}),
+        0);
     spare_fault f = {.in_region = false, .go_on = false, .failed = false};
     CHECK_EQ(weft_spawn(pool, block_without_spare, &f), 0);
     while (!atomic_load(&f.in_region))
@@ -386,8 +389,7 @@ TEST(spare_thread) {
     int fd[2];
     CHECK_EQ(pipe(fd), 0);
     CHECK_EQ(weft_spawn(pool, blocks_on_a_pipe, fd), 0);
-    usleep(1000); /* most often the worker reads before the write is queued */
-    CHECK_EQ(weft_spawn(pool, write_a_byte, fd), 0);
+    CHECK_EQ(weft_spawn(pool, write_a_byte, fd), 0); /* after the reader: the injector is FIFO */
     CHECK_EQ(weft_pool_destroy(pool), 0);
     close(fd[0]);
     close(fd[1]);

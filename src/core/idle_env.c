@@ -37,10 +37,13 @@ static bool queued_check(void *ctx, unsigned index) {
 /* A waker woke one of our workers while tracing is on (idle.h): a worker
  * of the pool records the flow in its own buffer, a context or caller of
  * the pool in its slot's (its row), anyone else in the pool's buffer for
- * outside threads. */
+ * outside threads; a spare records nothing (weft.h: no trace collects a
+ * spare's buffer), so its wakes draw no arrow. */
 static uint32_t trace_wake(void *ctx) {
     weft_pool *pool = ctx;
     weft__worker *w = weft__worker_of(pool);
+    if (w && weft__spares_has(&pool->spares, w->index))
+        return 0;
     weft__trace_buf *own = w && !w->is_context ? &w->stats.trace : NULL;
     return weft__trace_wake(&pool->trace, own, w && w->is_context ? &w->stats.trace : NULL);
 }

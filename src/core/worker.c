@@ -238,6 +238,8 @@ void weft__worker_wait_until_cold(weft__worker *w, weft__latch *latch) {
 }
 
 void weft__worker_trace_cold(weft__worker *w, weft__trace_kind kind, const char *name) {
+    if (weft__spares_has(&w->pool->spares, w->index))
+        return;        /* a spare records nothing: no stop collects its buffer (weft.h) */
     if (w->is_context) /* no thread of the pool owns its buffer: the stop takes it */
         weft__trace_shared(&w->pool->trace, &w->stats.trace, kind, name);
     else
