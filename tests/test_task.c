@@ -272,13 +272,18 @@ static void fork_then_cancel(weft_scope *scope, void *arg) {
     *(int *)arg = fork_then_cancel_task(41);
 }
 
-TEST(task_belongs_to_the_forking_group) {
+/* body's result, run as a scope on a pool of two. */
+static int in_a_scope(void (*body)(weft_scope *scope, void *arg)) {
     weft_pool *pool = make_pool(2);
     atomic_store(&polled_started, false);
     int r = 0;
-    weft_scope_run(pool, fork_then_cancel, &r);
-    CHECK_EQ(r, 42);
+    weft_scope_run(pool, body, &r);
     CHECK_EQ(weft_pool_destroy(pool), 0);
+    return r;
+}
+
+TEST(task_belongs_to_the_forking_group) {
+    CHECK_EQ(in_a_scope(fork_then_cancel), 42);
 }
 
 /* ---- a wait between fork and sync runs the forked call ------------------ */
@@ -458,12 +463,7 @@ static void join_then_cancel(weft_scope *scope, void *arg) {
 }
 
 TEST(join_belongs_to_the_joining_group) {
-    weft_pool *pool = make_pool(2);
-    atomic_store(&polled_started, false);
-    int r = 0;
-    weft_scope_run(pool, join_then_cancel, &r);
-    CHECK_EQ(r, 41 + 42);
-    CHECK_EQ(weft_pool_destroy(pool), 0);
+    CHECK_EQ(in_a_scope(join_then_cancel), 41 + 42);
 }
 
 /* The first call waits for what the offered one signals, while every other

@@ -193,8 +193,9 @@ static inline __attribute__((always_inline)) int weft__join_pop(struct weft__wor
     c = atomic_load_explicit(&w->claim, memory_order_relaxed);
     /* Still private: nobody else can have B. Nothing is counted: a B run
      * inline is a call, not a job (weft_stats.jobs); a count here, a load
-     * and a store of one word at every pop, chained from pop to pop, cost
-     * a typed fib(35) 20% (docs/performance.md). */
+     * and a store of one word at every pop, chained from pop to pop, is
+     * the slowest step of a recursion made a loop (docs/performance.md,
+     * "Typed tasks"). */
     if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != (uintptr_t)fr, 1))
         return 1;
     weft__join_pop_cold(w, fr);
@@ -252,7 +253,8 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 /* Argument lists. A task takes one to six arguments, each in a register
  * where the ABI has one for it, as Lace's TASK_n do: named in pairs where
  * the task is defined (A1, a1, A2, a2, ...), as types where it is only
- * declared (A1, A2, ...). Its frame holds them as weft__a1, weft__a2, ...
+ * declared (A1, A2, ...). Its frame holds them as weft__v.weft__a1, ...,
+ * beside the result, weft__v.result (weft__v: what WEFT_JOIN keeps of it).
  * WEFT__TYPES(M, S, A1, ...) and WEFT__PAIRS(M, S, A1, a1, ...) expand
  * M(i, Ai, ai) for each (ai empty for types), with S() between two. */
 #define WEFT__CAT_(a, b)                                                        a##b
@@ -285,11 +287,11 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__TYPE(i, A, a)   A
 #define WEFT__PARAM(i, A, a)  A a
 #define WEFT__GPARAM(i, A, a) A weft__p##i
-#define WEFT__GSTORE(i, A, a) weft__x->weft__a##i = weft__p##i;
-#define WEFT__FROM(i, A, a)   weft__x->weft__a##i
+#define WEFT__GSTORE(i, A, a) weft__x->weft__v.weft__a##i = weft__p##i;
+#define WEFT__FROM(i, A, a)   weft__x->weft__v.weft__a##i
 #define WEFT__KEPT(i, A, a)   weft__y.weft__a##i
 #define WEFT__NAME(i, A, a)   a
-#define WEFT__USTORE(i, A, a) weft__x->weft__a##i = a;
+#define WEFT__USTORE(i, A, a) weft__x->weft__v.weft__a##i = a;
 
 /* A task's body on this thread, on its worker or with a serial head, with
  * the arguments in the frame weft__x: STORE(weft__x, the body's result)
@@ -305,14 +307,17 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
             STORE(weft__x, weft__task_body_##name(&weft__serial, __VA_ARGS__));                    \
         }                                                                                          \
     } while (0)
-#define WEFT__TASK_STORE(x, call) ((x)->result = (call))
+#define WEFT__TASK_STORE(x, call) ((x)->weft__v.result = (call))
 #define WEFT__VOID_STORE(x, call) (call)
 
 #define WEFT__TASK_TYPES(name, RESULT_FIELD, ...)                                                  \
-    typedef struct weft_task_##name {                                                              \
-        struct weft__join_frame frame;                                                             \
+    struct weft__task_values_##name {                                                              \
         WEFT__TYPES(WEFT__FIELD, WEFT__NONE, __VA_ARGS__)                                          \
         RESULT_FIELD                                                                               \
+    };                                                                                             \
+    typedef struct weft_task_##name {                                                              \
+        struct weft__join_frame frame;                                                             \
+        struct weft__task_values_##name weft__v;                                                   \
     } weft_task_##name
 
 /* The declaration: the frame's type, the body, the public entry and the
@@ -326,7 +331,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * a jump back to its start (a recursion through WEFT_JOIN's second task
  * runs as a loop, as Lace's SYNC does). Without `used` gcc inlines the rest
  * early, makes the loop first, and no longer splits the test out: every
- * leaf then costs a call (fib(35): 55 ms against 36). */
+ * leaf then costs a call (docs/performance.md, "Typed tasks"). */
 #define WEFT__TASK_DECL(R, RESULT_FIELD, name, ...)                                                \
     WEFT__TASK_TYPES(name, RESULT_FIELD, __VA_ARGS__);                                             \
     __attribute__((used)) static R weft__task_body_##name(                                         \
@@ -347,10 +352,11 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     R weft__task_sync_##name(struct weft__worker_head *w, weft_task_##name *weft__x) {             \
         return weft__task_pop(w, &weft__x->frame)                                                  \
                    ? weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__))  \
-                   : weft__x->result;                                                              \
+                   : weft__x->weft__v.result;                                                      \
     }                                                                                              \
-    static inline __attribute__((unused)) R weft__task_rest_##name(                                \
-        struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
+    static inline __attribute__((unused))                                                          \
+    R weft__task_rest_##name(struct weft__worker_head *weft__w, int weft__popped,                  \
+                             struct weft__task_values_##name weft__y) {                            \
         return __builtin_expect(weft__popped, 1)                                                   \
                    ? weft__task_body_##name(weft__w,                                               \
                                             WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__))     \
@@ -366,7 +372,8 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
             weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__));          \
     }                                                                                              \
     static inline __attribute__((unused)) void weft__task_rest_##name(                             \
-        struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
+        struct weft__worker_head *weft__w, int weft__popped,                                       \
+        struct weft__task_values_##name weft__y) {                                                 \
         if (__builtin_expect(weft__popped, 1))                                                     \
             weft__task_body_##name(weft__w, WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__));    \
     }                                                                                              \
@@ -402,7 +409,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         (call);                                                                                    \
         return;                                                                                    \
     } while (0)
-#define WEFT__RESULT_WEFT__TASK_STORE(x) ((x)->result)
+#define WEFT__RESULT_WEFT__TASK_STORE(x) ((x)->weft__v.result)
 #define WEFT__RESULT_WEFT__VOID_STORE(x) ((void)(x))
 
 #define WEFT_TASK_DEF(R, name, ...)   WEFT__TASK_DEF(R, WEFT__TASK_STORE, name, __VA_ARGS__)
@@ -434,13 +441,14 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__JOIN(set_a, name_a, args_a, set_b, name_b, args_b)                                   \
     do {                                                                                           \
         int weft__popped;                                                                          \
-        weft_task_##name_b weft__y;                                                                \
+        struct weft__task_values_##name_b weft__y;                                                 \
         {                                                                                          \
             weft_task_##name_b weft__t;                                                            \
             weft__task_fork_##name_b(weft__w, &weft__t, WEFT__UNPAREN args_b);                     \
             set_a weft__task_body_##name_a(weft__w, WEFT__UNPAREN args_a);                         \
             weft__popped = weft__task_pop(weft__w, &weft__t.frame);                                \
-            weft__y = weft__t;                                                                     \
+            weft__y =                                                                              \
+                weft__t.weft__v; /* the arguments, and the result if another thread ran it */      \
         }                                                                                          \
         set_b weft__task_rest_##name_b(weft__w, weft__popped, weft__y);                            \
     } while (0)
