@@ -55,8 +55,10 @@ ALPI_API const char *alpi_error_string(alpi_error_t error) {
 }
 
 /* What weft's errno values mean to an ALPI caller. The pool-less ones
- * (the default pool could not be created, a closed pool, a fork child's
- * parent pool) say the runtime cannot take work: NOT_INITIALIZED. */
+ * (the default pool could not be created, a closed pool; ECHILD, a
+ * parent's pool in a fork child, cannot come from the NULL pool this file
+ * passes, and maps the same for completeness) say the runtime cannot take
+ * work: NOT_INITIALIZED. */
 static int from_errno(int err) {
     switch (err) {
     case 0:
@@ -419,29 +421,30 @@ ALPI_API int alpi_cpu_count(uint64_t *count) {
     return ALPI_SUCCESS;
 }
 
-ALPI_API int alpi_cpu_logical_id(uint64_t *logical_id) {
-    if (!logical_id)
+/* The calling task's slot in *slot: the rule both CPU ids share (a task,
+ * on a thread of a pool), nothing written otherwise. */
+static int task_slot(uint64_t *slot) {
+    if (!slot)
         return ALPI_ERR_PARAMETER;
     int index = weft_thread_index();
     if (!weft_task_self() || index < 0)
         return ALPI_ERR_OUTSIDE_TASK;
-    *logical_id = (uint64_t)index;
+    *slot = (uint64_t)index;
     return ALPI_SUCCESS;
 }
 
+ALPI_API int alpi_cpu_logical_id(uint64_t *logical_id) {
+    return task_slot(logical_id);
+}
+
 ALPI_API int alpi_cpu_system_id(uint64_t *system_id) {
-    if (!system_id)
-        return ALPI_ERR_PARAMETER;
-    int index = weft_thread_index();
-    if (!weft_task_self() || index < 0)
-        return ALPI_ERR_OUTSIDE_TASK;
+    int err = task_slot(system_id);
 #if defined(__linux__)
-    int cpu = sched_getcpu();
-    *system_id = cpu >= 0 ? (uint64_t)cpu : (uint64_t)index;
-#else
-    *system_id = (uint64_t)index;
+    int cpu = err == ALPI_SUCCESS ? sched_getcpu() : -1;
+    if (cpu >= 0) /* else the slot stands in */
+        *system_id = (uint64_t)cpu;
 #endif
-    return ALPI_SUCCESS;
+    return err;
 }
 
 /* ---- Suspension: not provided ----------------------------------------------- */

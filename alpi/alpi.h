@@ -52,7 +52,7 @@ typedef enum {
     ALPI_SUCCESS = 0,
     ALPI_ERR_VERSION,         /* the requested version is not implemented */
     ALPI_ERR_NOT_INITIALIZED, /* no pool to run in (the default pool could not be
-                                 created, or a fork child's parent pool) */
+                                 created, or it is being destroyed) */
     ALPI_ERR_PARAMETER,       /* an argument is NULL, unknown or out of range */
     ALPI_ERR_OUT_OF_MEMORY,
     ALPI_ERR_OUTSIDE_TASK, /* the call needs a task and the thread runs none */
@@ -156,8 +156,8 @@ ALPI_API int alpi_attr_size(uint64_t *attr_size);
  * before the call is visible to body; everything body wrote, to the
  * callback. ALPI_ERR_PARAMETER: body or completion_callback NULL;
  * ALPI_ERR_OUT_OF_MEMORY; ALPI_ERR_NOT_INITIALIZED: no pool to run in
- * (the default pool could not be created, a pool closed by
- * weft_pool_destroy, a parent's pool in a fork child). */
+ * (the default pool could not be created, or weft_pool_destroy has
+ * closed the pool the task would run in). */
 ALPI_API int alpi_task_spawn(void (*body)(void *), void *body_args,
                              void (*completion_callback)(void *), void *completion_args,
                              const char *label, const struct alpi_attr *attr);

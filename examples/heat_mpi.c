@@ -42,8 +42,8 @@
 #include <weft/alpi.h>
 #endif
 
-/* Rows of a band per compute job: enough work per job (a few hundred
- * microseconds at the default width) that a job's cost dwarfs spawning it. */
+/* Rows of a band per compute job: 16 x cols points (4096 at the default
+ * width), many times the cost of spawning the job. */
 #define BLOCK_ROWS 16
 
 #define TAG_DOWN 1 /* an edge row sent to the rank below */
@@ -52,7 +52,7 @@
 typedef struct heat {
     int rank, ranks;
     int rows, cols, iterations;
-    int first_row, band;         /* this rank's inner rows: [first_row, first_row + band) */
+    int band;                    /* this rank's inner rows: [first_row(h, rank), + band) */
     double *old_grid, *new_grid; /* (band + 2) x (cols + 2), halo rows 0 and band + 1 */
     double seconds;              /* the iterations' time, the slowest rank's */
     int failed;
@@ -60,15 +60,25 @@ typedef struct heat {
 
 #define AT(h, grid, i, j) ((grid)[(size_t)(i) * (size_t)((h)->cols + 2) + (size_t)(j)])
 
+/* The first grid row of rank r's band (rank ranks: one past the last). */
+static int first_row(const heat *h, int r) {
+    return (int)((long)h->rows * r / h->ranks);
+}
+
+/* A rank that cannot do its share of an iteration leaves its neighbours
+ * waiting for its halo: the whole run stops. */
+static void give_up(const char *what) {
+    fprintf(stderr, "heat_mpi: %s\n", what);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
 /* A blocking MPI call inside a job. The plain build tells weft, so the pool
  * runs its other jobs meanwhile; under TAMPI the call itself suspends the
  * job, and a region around it would only call a spare for nothing. */
 static void mpi_wait_begin(void) {
 #ifndef HEAT_TAMPI
-    if (weft_blocking_begin() != 0) {
-        fprintf(stderr, "heat_mpi: weft_blocking_begin outside a job\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    if (weft_blocking_begin() != 0)
+        give_up("weft_blocking_begin outside a job");
 #endif
 }
 
@@ -136,12 +146,12 @@ static void exchange_and_inner_rows(weft_scope *scope, void *arg) {
     iteration *it = arg;
     heat *h = it->h;
     if (h->rank > 0 && weft_scope_spawn(scope, exchange_halo, &it->up) != 0)
-        h->failed = 1;
+        give_up("weft_scope_spawn failed");
     if (h->rank < h->ranks - 1 && weft_scope_spawn(scope, exchange_halo, &it->down) != 0)
-        h->failed = 1;
+        give_up("weft_scope_spawn failed");
     for (int b = 0; b < it->nblocks; b++)
         if (weft_scope_spawn(scope, step_block, &it->blocks[b]) != 0)
-            h->failed = 1;
+            give_up("weft_scope_spawn failed");
 }
 
 /* Blocks of the inner rows 2..band-1, which read neither halo. */
@@ -166,10 +176,8 @@ static void set_border(const heat *h, double *grid, int band, int top_is_border)
 static void solve_parallel(heat *h) {
     iteration it = {h, {h, h->rank - 1}, {h, h->rank + 1}, NULL, 0};
     it.nblocks = make_blocks(h, &it.blocks);
-    if (!it.blocks) {
-        h->failed = 1;
-        return;
-    }
+    if (!it.blocks)
+        give_up("out of memory");
     for (int k = 0; k < h->iterations; k++) {
         weft_scope_run(NULL, exchange_and_inner_rows, &it);
         /* The edge rows read the halos the scope received: two rows, on
@@ -186,8 +194,6 @@ static void solve_parallel(heat *h) {
 
 /* Rank 0: the whole grid, serially, with the same step function. */
 static double *solve_serial(const heat *h) {
-    heat whole = *h;
-    whole.band = h->rows;
     size_t n = (size_t)(h->rows + 2) * (size_t)(h->cols + 2);
     double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
     if (!a || !b) {
@@ -195,10 +201,10 @@ static double *solve_serial(const heat *h) {
         free(b);
         return NULL;
     }
-    set_border(&whole, a, h->rows, 1);
-    set_border(&whole, b, h->rows, 1);
+    set_border(h, a, h->rows, 1);
+    set_border(h, b, h->rows, 1);
     for (int k = 0; k < h->iterations; k++) {
-        step_rows(&whole, a, b, 1, h->rows);
+        step_rows(h, a, b, 1, h->rows);
         double *t = a;
         a = b;
         b = t;
@@ -218,12 +224,10 @@ static int check(heat *h) {
         counts = malloc((size_t)h->ranks * sizeof *counts);
         displs = malloc((size_t)h->ranks * sizeof *displs);
         if (!all || !counts || !displs)
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            give_up("out of memory");
         for (int r = 0; r < h->ranks; r++) {
-            int first = (int)((long)h->rows * r / h->ranks);
-            int next = (int)((long)h->rows * (r + 1) / h->ranks);
-            counts[r] = (next - first) * cols;
-            displs[r] = first * cols;
+            counts[r] = (first_row(h, r + 1) - first_row(h, r)) * cols;
+            displs[r] = first_row(h, r) * cols;
         }
     }
     mpi_wait_begin();
@@ -233,7 +237,7 @@ static int check(heat *h) {
     if (h->rank == 0) {
         double *serial = solve_serial(h), sum = 0;
         if (!serial)
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            give_up("out of memory");
         ok = memcmp(all, serial + cols, (size_t)h->rows * (size_t)cols * sizeof *all) == 0;
         for (size_t i = 0; i < (size_t)h->rows * (size_t)cols; i++)
             sum += all[i];
@@ -264,7 +268,7 @@ static void rank_main(void *arg) {
     h->old_grid = malloc(n * sizeof *h->old_grid);
     h->new_grid = malloc(n * sizeof *h->new_grid);
     if (!h->old_grid || !h->new_grid)
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        give_up("out of memory");
     set_border(h, h->old_grid, h->band, h->rank == 0);
     set_border(h, h->new_grid, h->band, h->rank == 0);
 
@@ -276,10 +280,8 @@ static void rank_main(void *arg) {
     double local = MPI_Wtime() - t0;
     mpi_wait_begin();
     MPI_Allreduce(&local, &h->seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &h->failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     mpi_wait_end();
-    if (!h->failed && !check(h))
-        h->failed = 1;
+    h->failed = !check(h);
     free(h->old_grid);
     free(h->new_grid);
 }
@@ -316,8 +318,7 @@ int main(int argc, char **argv) {
     if (h.rank == 0 && alpi_info_get(ALPI_INFO_RUNTIME_NAME, runtime, sizeof runtime, NULL) == 0)
         printf("heat_mpi (TAMPI): tasks of %s through ALPI\n", runtime);
 #endif
-    h.first_row = (int)((long)h.rows * h.rank / h.ranks);
-    h.band = (int)((long)h.rows * (h.rank + 1) / h.ranks) - h.first_row;
+    h.band = first_row(&h, h.rank + 1) - first_row(&h, h.rank);
     weft_run(NULL, rank_main, &h);
     MPI_Finalize();
     return h.failed ? 1 : 0;
