@@ -299,8 +299,7 @@ static void call_end(policy *p, uint64_t now, bool workers_inactive) {
 /* An outside caller that takes part in its calls (callers.c) is one of the
  * pool's threads while they run: its call is an arrival and counts among the
  * threads a busy period engages, the pool is not quiet while it runs however
- * early the workers ran out, but from its end; a rally wakes the workers the
- * busy periods engage, not the callers, who come by themselves. So a caller
+ * early the workers ran out, but from its end. So a caller
  * helped by one worker (two threads) is followed, which one worker alone
  * (width one) would not be. */
 /* Ten calls of 100 us, 300 us apart, ending at T0 - 200 us, each helped by

@@ -23,9 +23,8 @@
  *
  * A sleeper whose pool's work is due before it would be woken wakes itself
  * just before (its own lateness before, twice: due_from; SELFWAKE); the
- * work's first push wakes whoever else it needs (the rally that woke them
- * all at the due point went: an ablation of 25 runs found no field it
- * moved beyond noise, docs/performance.md). Between search rounds a worker
+ * work's first push wakes whoever else it needs (docs/performance.md,
+ * "The leave policy"). Between search rounds a worker
  * spins, then yields (weft__leave_backoff; BACKOFF).
  *
  * Row A is the Rayon sleep module's: a worker that backed out of sleeping
