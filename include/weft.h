@@ -583,10 +583,10 @@ WEFT_API void weft_run(weft_pool *pool, weft_fn *fn, void *arg);
  * call this function instead. Both run one protocol and may be mixed. */
 WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
 
-/* Typed tasks, for C11 with gcc or clang (weft/join.h): joins whose
- * arguments and result stay in registers on the fast path, and whose
+/* Typed tasks, for C11 and C++ with gcc or clang (weft/join.h): joins
+ * whose arguments and result stay in registers on the fast path, and whose
  * worker is passed from call to call instead of read from thread-local
- * storage, as Lace's tasks do. At file scope,
+ * storage, as Lace's tasks do. At file (or namespace) scope,
  *
  *     WEFT_TASK(R, name, A, a) { body }      defines R name(A a)
  *     WEFT_VOID_TASK(name, A, a) { body }    defines void name(A a)
@@ -636,7 +636,14 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * the forked call (and WEFT_JOIN's g): its group, priority and cancellation are the forking
  * job's, a wait between fork and sync runs it itself if nobody took it (so
  * the forked call must not wait for what the forker does after such a
- * wait), and memory is as weft_join's. Allocates nothing. */
+ * wait), and memory is as weft_join's. Allocates nothing.
+ *
+ * In C++ the task's entry and body are noexcept: an exception that would
+ * leave a body calls std::terminate (its frames are linked from the worker,
+ * and a thief runs it from C). Catch inside the body, or use weft::join,
+ * which carries exceptions. Each argument and the result may be of any
+ * type that is default-constructible and copy-assignable: they are copied
+ * into the frame and out of it, by a thief too. */
 
 /* Queue fn(arg) to run in pool (NULL: the current pool) without waiting for
  * it. On a worker of pool the job goes to that worker's deque, elsewhere to

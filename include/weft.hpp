@@ -33,6 +33,14 @@
  * Built without exceptions (-fno-exceptions), an error calls std::abort()
  * instead, as the standard library does.
  *
+ * Fine-grained recursion. A join of two lambdas publishes the second by
+ * address and is a function of its own: on a fork that costs a few
+ * nanoseconds of work that is most of its cost (docs/performance.md, "C++
+ * join"). Capture small arguments by value there ([n], not [&]), or write
+ * the recursion as a typed task (weft.h, WEFT_TASK and WEFT_JOIN), which
+ * C++ shares with C: the worker passed along and the arguments and result
+ * in registers, at Lace's cost, with a noexcept body.
+ *
  * Pools. Where a pool is taken, a weft::pool, a weft_pool * or nullptr may
  * be passed. nullptr, or no pool argument, means what NULL means in C: the
  * calling thread's own pool on a worker or on a thread holding a context,
@@ -789,49 +797,12 @@ template <class F> bool run(cancel_source &source, F &&f) {
 namespace detail {
 
 #if defined(WEFT__JOIN_LAYOUT) && !defined(WEFT_NO_INLINE_JOIN)
-/* weft_join's fast path (weft/join.h's weft__join_fork and weft__join_pop,
- * the same protocol and orders, through the __atomic builtins): inline in
- * the caller, with direct calls to both callables; the library is entered
- * only on its cold paths, as from C. src/core/frame.c argues the orders. */
-inline weft__join_frame *join_fork(weft__worker_head *w, weft__join_frame *fr, weft_fn *b,
-                                   void *b_arg) noexcept {
-    fr->fork.fn = b;
-    fr->fork.arg = b_arg;
-    /* Relaxed: only this thread stores frames. No group, no priority: the
-     * library stamps them when they change (src/core/frame.c). */
-    weft__join_frame *prev = __atomic_load_n(&w->frames, __ATOMIC_RELAXED);
-    fr->fork.prev = reinterpret_cast<std::uintptr_t>(prev);
-    /* Release: a thief that reads frames (acquire) sees fr's fork part. */
-    __atomic_store_n(&w->frames, fr, __ATOMIC_RELEASE);
-    /* Relaxed: the episode's first private frame, or a raised bit, takes the
-     * fenced cold path. */
-    std::uintptr_t c = __atomic_load_n(&w->claim, __ATOMIC_RELAXED);
-    if (__builtin_expect((c & ~std::uintptr_t(WEFT__CLAIM_BITS)) ==
-                                 reinterpret_cast<std::uintptr_t>(prev) ||
-                             (c & WEFT__CLAIM_BITS),
-                         0))
-        weft__join_fork_cold(w, fr);
-    return prev;
-}
-
-/* True: B is still private, for the caller to run; else the cold path ran
- * it, or waited until whoever took it had. */
+/* weft_join's fast path, weft/join.h's (the library is entered only on its
+ * cold paths, as from C; src/core/frame.c argues the orders). True from
+ * join_pop: g is still private, for the caller to run; else the cold path
+ * ran it, or waited until whoever took it had. */
 inline bool join_pop(weft__worker_head *w, weft__join_frame *fr, weft__join_frame *prev) noexcept {
-    /* Release: a thief reading frames sees the fork parts of what it links. */
-    __atomic_store_n(&w->frames, prev, __ATOMIC_RELEASE);
-    /* Our store of frames, then claim: against a thief's barrier. */
-#ifdef WEFT__JOIN_FENCE_LIGHT
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-#else
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-    /* Relaxed: ordered by the fence pair. */
-    std::uintptr_t c = __atomic_load_n(&w->claim, __ATOMIC_RELAXED);
-    /* Still private: nobody else can have B, a call (not counted, as in C). */
-    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != reinterpret_cast<std::uintptr_t>(fr), 1))
-        return true;
-    weft__join_pop_cold(w, fr);
-    return false;
+    return weft__join_pop(w, fr, prev) != 0;
 }
 
 /* join's g on the inline path: the callable, and where its result or
@@ -931,7 +902,7 @@ template <class F, class G> auto join_on(weft__worker_head *w, F &&f, G &&g) {
     using B = std::invoke_result_t<G>;
     join_half<G &&> b(&g);
     weft__join_frame fr;
-    weft__join_frame *prev = join_fork(w, &fr, &join_half<G &&>::trampoline, &b);
+    weft__join_frame *prev = weft__join_fork(w, &fr, &join_half<G &&>::trampoline, &b);
     join_unwind<join_half<G &&>> guard{w, &fr, prev, &b, true};
     result<A> a;
     a.run(std::forward<F>(f));

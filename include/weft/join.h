@@ -5,12 +5,14 @@
  * the fork and the pop after A are a handful of loads and stores with a and b
  * known at the call site, so the compiler makes direct calls to them, and the
  * library is entered only on the slow paths (the first fork of an episode, a
- * thief's request, a stolen B). C++ and other compilers call the library's
+ * thief's request, a stolen B). Other compilers call the library's
  * weft_join, which runs the same protocol; define WEFT_NO_INLINE_JOIN to get
  * that call in C too. The out-of-line symbol stays for FFI and old binaries.
+ * In C++ (gcc, clang) weft.hpp's weft::join runs the same fork and pop.
  *
- * The typed joins of weft.h (WEFT_TASK, WEFT_VOID_TASK) are the same fork
- * and pop around a frame that also holds B's arguments and result.
+ * The typed joins of weft.h (WEFT_TASK, WEFT_VOID_TASK), in C and C++, are
+ * the same fork and pop around a frame that also holds B's arguments and
+ * result.
  *
  * What this makes ABI, and nothing more (the names with two underscores are
  * not API: use weft_join):
@@ -115,11 +117,22 @@ enum { WEFT__CLAIM_REQUEST = 1, WEFT__CLAIM_LOCK = 2, WEFT__CLAIM_BITS = 3 };
 WEFT_API extern WEFT__JOIN_THREADLOCAL struct weft__worker_head *weft__tls_worker WEFT__TLS_IE;
 
 /* The slow paths, in the library (src/core/frame.c), in both fence flavours: a
- * library defines the pair of its own. */
-WEFT_API void weft__join_fork_cold_2m(struct weft__worker_head *w, struct weft__join_frame *fr);
-WEFT_API void weft__join_pop_cold_2m(struct weft__worker_head *w, struct weft__join_frame *fr);
-WEFT_API void weft__join_fork_cold_2s(struct weft__worker_head *w, struct weft__join_frame *fr);
-WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w, struct weft__join_frame *fr);
+ * library defines the pair of its own. Nothing leaves them by an exception
+ * (C++ says so): the B a pop may run is C, a typed task's entry or one of
+ * weft.hpp's trampolines, none of which lets one out. */
+#ifdef __cplusplus
+#define WEFT__JOIN_NOTHROW noexcept
+#else
+#define WEFT__JOIN_NOTHROW
+#endif
+WEFT_API void weft__join_fork_cold_2m(struct weft__worker_head *w,
+                                      struct weft__join_frame *fr) WEFT__JOIN_NOTHROW;
+WEFT_API void weft__join_pop_cold_2m(struct weft__worker_head *w,
+                                     struct weft__join_frame *fr) WEFT__JOIN_NOTHROW;
+WEFT_API void weft__join_fork_cold_2s(struct weft__worker_head *w,
+                                      struct weft__join_frame *fr) WEFT__JOIN_NOTHROW;
+WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w,
+                                     struct weft__join_frame *fr) WEFT__JOIN_NOTHROW;
 
 /* The pop's side of the asymmetric fence (src/os/fence.h): a compiler barrier
  * where the library's thieves use Linux membarrier; a seq-cst fence where
@@ -138,12 +151,29 @@ WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w, struct weft__j
 #endif
 #endif /* WEFT__JOIN_LAYOUT */
 
-/* The inline fast path, in C11 with atomics. */
-#if defined(WEFT__JOIN_LAYOUT) && !defined(__cplusplus)
-#ifdef WEFT__JOIN_FENCE_LIGHT
-#define WEFT__JOIN_FENCE() atomic_signal_fence(memory_order_seq_cst)
+/* The inline fast path, in C11 with atomics and in C++ with gcc or clang:
+ * the head's words through C11's atomics where C declares them _Atomic,
+ * through the __atomic builtins in C++ (the same representation, above). */
+#ifdef WEFT__JOIN_LAYOUT
+#ifdef __cplusplus
+#define WEFT__LOAD(p, order)     __atomic_load_n((p), WEFT__ORDER_##order)
+#define WEFT__STORE(p, v, order) __atomic_store_n((p), (v), WEFT__ORDER_##order)
+#define WEFT__INIT(p, v)         (*(p) = (v))
+#define WEFT__ORDER_relaxed      __ATOMIC_RELAXED
+#define WEFT__ORDER_release      __ATOMIC_RELEASE
+#define WEFT__SIGNAL_FENCE()     __atomic_signal_fence(__ATOMIC_SEQ_CST)
+#define WEFT__THREAD_FENCE()     __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #else
-#define WEFT__JOIN_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#define WEFT__LOAD(p, order)     atomic_load_explicit((p), memory_order_##order)
+#define WEFT__STORE(p, v, order) atomic_store_explicit((p), (v), memory_order_##order)
+#define WEFT__INIT(p, v)         atomic_init((p), (v))
+#define WEFT__SIGNAL_FENCE()     atomic_signal_fence(memory_order_seq_cst)
+#define WEFT__THREAD_FENCE()     atomic_thread_fence(memory_order_seq_cst)
+#endif
+#ifdef WEFT__JOIN_FENCE_LIGHT
+#define WEFT__JOIN_FENCE() WEFT__SIGNAL_FENCE()
+#else
+#define WEFT__JOIN_FENCE() WEFT__THREAD_FENCE()
 #endif
 
 /* A hook between the fork's steps: nothing, except in the library's own
@@ -167,14 +197,14 @@ weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_f
     fr->fork.arg = b_arg;
     /* Relaxed: only this thread stores frames. No group, no priority: B's
      * are the head's until they change, and the library stamps them then. */
-    prev = atomic_load_explicit(&w->frames, memory_order_relaxed);
+    prev = WEFT__LOAD(&w->frames, relaxed);
     fr->fork.prev = (uintptr_t)prev;
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
-    atomic_store_explicit(&w->frames, fr, memory_order_release);
+    WEFT__STORE(&w->frames, fr, release);
     WEFT__JOIN_YIELD();
     /* Relaxed: the episode's first private frame, or a raised bit, takes the
      * fenced cold path. */
-    c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    c = WEFT__LOAD(&w->claim, relaxed);
     if (__builtin_expect(
             (c & ~(uintptr_t)WEFT__CLAIM_BITS) == (uintptr_t)prev || (c & WEFT__CLAIM_BITS), 0))
         weft__join_fork_cold(w, fr);
@@ -186,11 +216,11 @@ static inline __attribute__((always_inline)) int weft__join_pop(struct weft__wor
                                                                 struct weft__join_frame *prev) {
     uintptr_t c;
     /* Release: a thief reading frames sees the fork parts of what it links. */
-    atomic_store_explicit(&w->frames, prev, memory_order_release);
+    WEFT__STORE(&w->frames, prev, release);
     WEFT__JOIN_FENCE(); /* our store of frames, then claim: against a thief's barrier */
     WEFT__JOIN_YIELD();
     /* Relaxed: ordered by the fence pair. */
-    c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    c = WEFT__LOAD(&w->claim, relaxed);
     /* Still private: nobody else can have B. Nothing is counted: a B run
      * inline is a call, not a job (weft_stats.jobs); a count here, a load
      * and a store of one word at every pop, chained from pop to pop, is
@@ -202,6 +232,7 @@ static inline __attribute__((always_inline)) int weft__join_pop(struct weft__wor
     return 0;
 }
 
+#ifndef __cplusplus /* C++'s join is weft::join (weft.hpp) */
 static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a_arg, weft_fn *b,
                                                              void *b_arg) {
     struct weft__worker_head *w = weft__tls_worker;
@@ -216,6 +247,7 @@ static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a
     if (weft__join_pop(w, &fr, prev))
         b(b_arg);
 }
+#endif
 
 /* Typed tasks (weft.h, WEFT_TASK). A task's body takes the running
  * worker's head as a hidden first parameter, weft__w, which WEFT_FORK,
@@ -233,13 +265,13 @@ static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a
  * fork and pop takes the cold path, which tells it from a worker's (whose
  * claim names a frame) and does nothing at a fork and runs B at a pop. */
 static inline void weft__serial_head_init(struct weft__worker_head *s) {
-    /* Plain initialisation (atomic_init): the head is this thread's alone;
-     * no thief ever sees it, so no order is needed. */
-    atomic_init(&s->unused, 0);
-    atomic_init(&s->frames, (struct weft__join_frame *)0);
+    /* Plain initialisation: the head is this thread's alone; no thief ever
+     * sees it, so no order is needed. */
+    WEFT__INIT(&s->unused, 0);
+    WEFT__INIT(&s->frames, (struct weft__join_frame *)0);
     s->group = 0;
     s->prio = 0;
-    atomic_init(&s->claim, (uintptr_t)s | (uintptr_t)WEFT__CLAIM_BITS);
+    WEFT__INIT(&s->claim, (uintptr_t)s | (uintptr_t)WEFT__CLAIM_BITS);
 }
 
 /* The pop of a task's frame: its older frame is in its link. */
@@ -332,12 +364,18 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * runs as a loop, as Lace's SYNC does). Without `used` gcc inlines the rest
  * early, makes the loop first, and no longer splits the test out: every
  * leaf then costs a call (docs/performance.md, "Typed tasks"). */
+#ifdef __cplusplus
+#define WEFT__TASK_NOEXCEPT noexcept
+#else
+#define WEFT__TASK_NOEXCEPT
+#endif
 #define WEFT__TASK_DECL(R, RESULT_FIELD, name, ...)                                                \
     WEFT__TASK_TYPES(name, RESULT_FIELD, __VA_ARGS__);                                             \
     __attribute__((used)) static R weft__task_body_##name(                                         \
-        struct weft__worker_head *weft__w, WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));     \
-    static R name(WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__));                              \
-    static void weft__task_run_##name(void *weft__t);                                              \
+        struct weft__worker_head *weft__w, WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__))      \
+        WEFT__TASK_NOEXCEPT;                                                                       \
+    static R name(WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT;          \
+    static void weft__task_run_##name(void *weft__t) WEFT__TASK_NOEXCEPT;                          \
     static inline __attribute__((always_inline, unused)) void weft__task_fork_##name(              \
         struct weft__worker_head *weft__w, weft_task_##name *weft__x,                              \
         WEFT__TYPES(WEFT__GPARAM, WEFT__COMMA, __VA_ARGS__)) {                                     \
@@ -384,11 +422,12 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * pool), the public entry, and the body's signature, which the user's
  * block completes. */
 #define WEFT__TASK_DEF(R, STORE, name, ...)                                                        \
-    static void weft__task_run_##name(void *weft__t) {                                             \
+    static void weft__task_run_##name(void *weft__t) WEFT__TASK_NOEXCEPT {                         \
         weft_task_##name *weft__x = (weft_task_##name *)weft__t;                                   \
         WEFT__TASK_ON_THIS_THREAD(name, STORE, WEFT__PAIRS(WEFT__FROM, WEFT__COMMA, __VA_ARGS__)); \
     }                                                                                              \
-    __attribute__((unused)) static R name(WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__)) {    \
+    __attribute__((unused)) static R name(WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__))      \
+        WEFT__TASK_NOEXCEPT {                                                                      \
         struct weft__worker_head *weft__h = weft__tls_worker;                                      \
         weft_task_##name weft__c, *weft__x = &weft__c;                                             \
         if (__builtin_expect(weft__h != 0, 1))                                                     \
@@ -400,7 +439,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     }                                                                                              \
     __attribute__((used)) static R weft__task_body_##name(                                         \
         __attribute__((unused)) struct weft__worker_head *weft__w,                                 \
-        WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__))
+        WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT
 /* Return a call's value, or make a void call and return (ISO C has no
  * return of a void expression); the frame's result, or nothing. */
 #define WEFT__RETURN_WEFT__TASK_STORE(call) return (call)
@@ -457,11 +496,11 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT_JOIN_VOID(name_a, args_a, name_b, args_b)                                             \
     WEFT__JOIN(, name_a, args_a, , name_b, args_b)
 
-/* weft_join, inline, unless the program asks for the library's call. */
-#ifndef WEFT_NO_INLINE_JOIN
+/* weft_join, inline in C, unless the program asks for the library's call. */
+#if !defined(__cplusplus) && !defined(WEFT_NO_INLINE_JOIN)
 #define WEFT_INLINE_JOIN              1
 #define weft_join(a, a_arg, b, b_arg) weft__join((a), (a_arg), (b), (b_arg))
 #endif
 #endif /* __GNUC__ */
-#endif /* the C fast path */
+#endif /* the fast path */
 #endif /* WEFT_JOIN_H */

@@ -22,6 +22,9 @@
 #include <utility>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "harness.hpp"
 
 /* Every operator new in the process is counted: weft's C code uses malloc,
@@ -253,12 +256,11 @@ TEST(join_returns_both_results) {
     CHECK_EQ(a + n, 15);
 }
 
-/* f waits for what g does, one join below the top of a job, while every
- * other worker spins until the waiter is done: the waiting thread runs its
- * own g (weft.h, weft_join). Hangs without that (ctest's timeout); took the
- * other workers' whole jobs when they ended. On a worker, and on a caller;
- * outside the CPU budget, whose slots the spinners hold. */
-TEST(join_f_waits_for_its_own_g) {
+/* job(p, e) inside weft::run on pools of one to three threads, on a worker
+ * and on a caller, while every other thread of the pool spins until job is
+ * done: only the thread that runs job can run what job leaves to others.
+ * Outside the CPU budget, whose slots the spinners hold. */
+template <class Job> static void with_the_others_busy(Job job) {
     for (bool caller : {false, true})
         for (unsigned n = 1; n <= 3; n++) {
             weft::pool p(weft::config().threads(n).callers_wait(!caller).outside_budget());
@@ -275,11 +277,21 @@ TEST(join_f_waits_for_its_own_g) {
                 std::this_thread::yield();
             weft::event e(p, 1);
             weft::run(p, [&] {
-                weft::join([&] { weft::join([&] { e.wait(); }, [&] { e.signal(); }); }, [] {});
+                job(e);
                 stop.store(true);
             });
             CHECK(e.is_set());
         }
+}
+
+/* f waits for what g does, one join below the top of a job, while every
+ * other worker spins: the waiting thread runs its own g (weft.h,
+ * weft_join). Hangs without that (ctest's timeout); took the other
+ * workers' whole jobs when they ended. */
+TEST(join_f_waits_for_its_own_g) {
+    with_the_others_busy([](weft::event &e) {
+        weft::join([&] { weft::join([&] { e.wait(); }, [&] { e.signal(); }); }, [] {});
+    });
 }
 
 #if WEFT_HPP_EXCEPTIONS
@@ -868,6 +880,165 @@ TEST(an_exception_cancels_its_loop) {
     } catch (const std::runtime_error &e) {
         CHECK(std::strcmp(e.what(), "piece 0") == 0);
     }
+}
+#endif
+
+/* ---- typed tasks (weft.h, WEFT_TASK) in C++ ------------------------------ */
+
+WEFT_TASK(long, fib_task, int, n) {
+    if (n < 2)
+        return n;
+    long a, b;
+    WEFT_JOIN(a, fib_task, (n - 2), b, fib_task, (n - 1));
+    return a + b;
+}
+
+/* Arguments and a result of class type: copied into the frame and out of
+ * it, by a thief too. The binary labels of depth digits after prefix, in
+ * order. */
+WEFT_TASK(std::string, labels, std::string, prefix, unsigned, depth) {
+    if (depth == 0)
+        return prefix + ' ';
+    std::string a, b;
+    WEFT_JOIN(a, labels, (prefix + '0', depth - 1), b, labels, (prefix + '1', depth - 1));
+    return a + b;
+}
+
+static std::string labels_serial(const std::string &prefix, unsigned depth) {
+    return depth == 0
+               ? prefix + ' '
+               : labels_serial(prefix + '0', depth - 1) + labels_serial(prefix + '1', depth - 1);
+}
+
+TEST(typed_tasks_compute_in_pools_and_outside) {
+    std::string expected = labels_serial("", 8);
+    for (unsigned n = 1; n <= 4; n++) {
+        weft::pool p(threads(n));
+        CHECK_EQ(weft::run(p, [] { return fib_task(24); }), 46368);
+        CHECK(weft::run(p, [] { return labels("", 8); }) == expected);
+    }
+    CHECK_EQ(fib_task(20), 6765); /* outside every pool: the default pool's */
+    CHECK(labels("x", 3) == labels_serial("x", 3));
+}
+
+/* Every leaf once, while idle workers take frames by force: leaves spin,
+ * so thieves find frames to take on 2 to 8 workers. */
+static std::atomic<int> leaf_seen[512];
+
+WEFT_VOID_TASK(visit_leaves, unsigned, lo, unsigned, hi) {
+    if (hi - lo == 1) {
+        leaf_seen[lo].fetch_add(1);
+        auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+        return;
+    }
+    unsigned mid = lo + (hi - lo) / 2;
+    WEFT_JOIN_VOID(visit_leaves, (lo, mid), visit_leaves, (mid, hi));
+}
+
+TEST(typed_tasks_run_once_while_frames_are_taken) {
+    for (unsigned n = 2; n <= 8; n *= 2) {
+        weft::pool p(threads(n));
+        for (auto &seen : leaf_seen)
+            seen.store(0);
+        weft::run(p, [] { visit_leaves(0, 512); });
+        for (auto &seen : leaf_seen)
+            CHECK_EQ(seen.load(), 1);
+    }
+}
+
+/* The first call waits for the offered one to start on the other worker,
+ * then cancels its group: the offered call belongs to it and sees that. */
+static std::atomic<bool> offered_started{false};
+
+WEFT_TASK(int, until_cancelled, int, x) {
+    offered_started.store(true);
+    while (!weft::cancelled())
+        std::this_thread::yield();
+    return x + 1;
+}
+
+WEFT_TASK(int, cancel_when_offered_runs, int, x) {
+    while (!offered_started.load())
+        std::this_thread::yield();
+    weft::cancel();
+    return x;
+}
+
+WEFT_TASK(int, join_then_cancel, int, x) {
+    int a, b;
+    WEFT_JOIN(a, cancel_when_offered_runs, (x), b, until_cancelled, (x));
+    return a + b;
+}
+
+TEST(typed_join_belongs_to_the_joining_group) {
+    weft::pool p(threads(2));
+    weft::cancel_source source;
+    int sum = 0;
+    CHECK(!weft::run(p, source, [&] { sum = join_then_cancel(41); }));
+    CHECK_EQ(sum, 41 + 42);
+}
+
+/* A wait in the first call for what the offered one signals, while every
+ * other thread spins: only the waiting thread can run the offered call. */
+WEFT_TASK(int, wait_for, weft::event *, e) {
+    e->wait();
+    return 5;
+}
+
+WEFT_TASK(int, signal_to, weft::event *, e) {
+    e->signal();
+    return 7;
+}
+
+WEFT_TASK(int, wait_for_own_call, weft::event *, e) {
+    int a, b;
+    WEFT_JOIN(a, wait_for, (e), b, signal_to, (e));
+    return a + b;
+}
+
+TEST(typed_join_wait_runs_its_own_call) {
+    with_the_others_busy([](weft::event &e) { CHECK_EQ(wait_for_own_call(&e), 12); });
+}
+
+#if WEFT_HPP_EXCEPTIONS
+/* A typed task's body is noexcept in C++: an exception that would leave it
+ * ends the program through std::terminate (in a child process here). */
+[[noreturn]] static void leaf_fails() {
+    throw std::runtime_error("leaf");
+}
+
+WEFT_TASK(int, throws_at_the_leaves, int, n) {
+    if (n == 1)
+        leaf_fails();
+    if (n < 2)
+        return n;
+    int a, b;
+    WEFT_JOIN(a, throws_at_the_leaves, (n - 2), b, throws_at_the_leaves, (n - 1));
+    return a + b;
+}
+
+static_assert(noexcept(throws_at_the_leaves(0)), "a typed task's entry is noexcept");
+
+TEST(an_exception_leaving_a_typed_task_terminates) {
+    std::fflush(stderr);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        std::set_terminate([] { _exit(3); });
+        try { /* one worker: no thief's stack, whose end would terminate anyway */
+            weft::pool p(threads(1));
+            weft::run(p, [] { return throws_at_the_leaves(10); });
+        } catch (...) {
+            _exit(4); /* it left the task, whose frames stayed linked */
+        }
+        _exit(0);
+    }
+    int status = 0;
+    CHECK_EQ(waitpid(child, &status, 0), child);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ(WEXITSTATUS(status), 3);
 }
 #endif
 
