@@ -32,7 +32,15 @@ SERIAL = "serial"
 SERIAL_NOINLINE = "serial-noinline"
 SERIALS = [SERIAL, SERIAL_NOINLINE]
 WEFT = "weft"
-WEFT_VARIANTS = ["weft", "weft-fast", "weft-wakeall", "weft-wakeall-fast", "weft-task", "weft-cpp"]
+WEFT_VARIANTS = [
+    "weft",
+    "weft-fast",
+    "weft-wakeall",
+    "weft-wakeall-fast",
+    "weft-task",
+    "weft-cpp",
+    "weft-cpp-task",
+]
 # lace: only in runs given a Lace source tree (bench/run.sh --lace);
 # gnu-parallel: libstdc++'s parallel mode, the sort and scan workloads only.
 PEERS = ["gomp", "libomp", "tbb", "rayon", "lace", "gnu-parallel"]

@@ -357,13 +357,7 @@ static long uts(bench_pool *pool, uint64_t root, int depth) {
  * and no other workload (not in the policy programs, hence `unused` on its
  * entries). */
 
-WEFT_TASK(long, fib_task, int, n) {
-    if (n < 2)
-        return n;
-    long a, b;
-    WEFT_JOIN(a, fib_task, (n - 2), b, fib_task, (n - 1));
-    return a + b;
-}
+#include "fib_task.h"
 
 typedef struct fib_task_call {
     int n;

@@ -2,7 +2,8 @@
 /* sys_weft_cpp.cpp: weft through its C++ front end (include/weft.hpp), for
  * the fork-join workloads (every fork a weft::join of two lambdas that
  * return their results, as a C++ user writes it) and the algorithms
- * (weft::sort, weft::inclusive_scan). The pool is weft's default
+ * (weft::sort, weft::inclusive_scan); and fib as a typed task
+ * (weft-cpp-task). The pool is weft's default
  * configuration ("weft" in sys_weft.c): at `threads` threads, threads - 1
  * workers and the calling thread in a caller slot; one worker, and a caller
  * that only waits, at one thread. */
@@ -41,6 +42,14 @@ long fib_rec(int n) {
 
 long fib(bench_pool *pool, int n) {
     return weft::run(reinterpret_cast<weft_pool *>(pool), [n] { return fib_rec(n); });
+}
+
+/* fib as a typed task, which C++ shares with C: the worker passed along,
+ * arguments and result in registers. */
+#include "fib_task.h"
+
+long fib_typed(bench_pool *pool, int n) {
+    return weft::run(reinterpret_cast<weft_pool *>(pool), [n] { return fib_task(n); });
 }
 
 long nq_board(const bench_nq *s);
@@ -105,8 +114,19 @@ bench_system make_system() {
 
 const bench_system weft_cpp = make_system();
 
+bench_system make_task_system() {
+    bench_system s{};
+    s.name = "weft-cpp-task";
+    s.create = create;
+    s.destroy = destroy;
+    s.fib = fib_typed;
+    return s;
+}
+
+const bench_system weft_cpp_task = make_task_system();
+
 } // namespace
 
 const bench_system *bench_system_get(unsigned i) {
-    return i == 0 ? &weft_cpp : nullptr;
+    return i == 0 ? &weft_cpp : i == 1 ? &weft_cpp_task : nullptr;
 }
