@@ -642,8 +642,9 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * leave a body calls std::terminate (its frames are linked from the worker,
  * and a thief runs it from C). Catch inside the body, or use weft::join,
  * which carries exceptions. Each argument and the result may be of any
- * type that is default-constructible and copy-assignable: they are copied
- * into the frame and out of it, by a thief too. */
+ * type that is default-constructible and move-assignable (a
+ * std::unique_ptr too): they are moved into the frame and out of it, by a
+ * thief too. */
 
 /* Queue fn(arg) to run in pool (NULL: the current pool) without waiting for
  * it. On a worker of pool the job goes to that worker's deque, elsewhere to

@@ -312,6 +312,16 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     WEFT__P8(M, S, A1, a1, A2, a2, A3, a3, A4, a4) S() M(5, A5, a5)
 #define WEFT__P12(M, S, A1, a1, A2, a2, A3, a3, A4, a4, A5, a5, A6, a6)                            \
     WEFT__P10(M, S, A1, a1, A2, a2, A3, a3, A4, a4, A5, a5) S() M(6, A6, a6)
+/* A value moved, not copied, where C++ has class types (the frame's values
+ * are read once: into the body's call, or out as the result); in C, the
+ * value. decltype of the unparenthesised name or member is its declared
+ * type, so the cast makes an rvalue of it. */
+#ifdef __cplusplus
+#define WEFT__MOVE(x) static_cast<decltype(x) &&>(x)
+#else
+#define WEFT__MOVE(x) (x)
+#endif
+
 /* What each argument becomes: a field of the frame, a type, a parameter
  * (the user's name, or a generated one), the frame's copy as an argument,
  * the user's name as one, a store into the frame (weft__x). */
@@ -319,11 +329,11 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__TYPE(i, A, a)   A
 #define WEFT__PARAM(i, A, a)  A a
 #define WEFT__GPARAM(i, A, a) A weft__p##i
-#define WEFT__GSTORE(i, A, a) weft__x->weft__v.weft__a##i = weft__p##i;
-#define WEFT__FROM(i, A, a)   weft__x->weft__v.weft__a##i
-#define WEFT__KEPT(i, A, a)   weft__y.weft__a##i
-#define WEFT__NAME(i, A, a)   a
-#define WEFT__USTORE(i, A, a) weft__x->weft__v.weft__a##i = a;
+#define WEFT__GSTORE(i, A, a) weft__x->weft__v.weft__a##i = WEFT__MOVE(weft__p##i);
+#define WEFT__FROM(i, A, a)   WEFT__MOVE(weft__x->weft__v.weft__a##i)
+#define WEFT__KEPT(i, A, a)   WEFT__MOVE(weft__y.weft__a##i)
+#define WEFT__NAME(i, A, a)   WEFT__MOVE(a)
+#define WEFT__USTORE(i, A, a) weft__x->weft__v.weft__a##i = WEFT__MOVE(a);
 
 /* A task's body on this thread, on its worker or with a serial head, with
  * the arguments in the frame weft__x: STORE(weft__x, the body's result)
@@ -390,7 +400,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     R weft__task_sync_##name(struct weft__worker_head *w, weft_task_##name *weft__x) {             \
         return weft__task_pop(w, &weft__x->frame)                                                  \
                    ? weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__))  \
-                   : weft__x->weft__v.result;                                                      \
+                   : WEFT__MOVE(weft__x->weft__v.result);                                          \
     }                                                                                              \
     static inline __attribute__((unused))                                                          \
     R weft__task_rest_##name(struct weft__worker_head *weft__w, int weft__popped,                  \
@@ -398,7 +408,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         return __builtin_expect(weft__popped, 1)                                                   \
                    ? weft__task_body_##name(weft__w,                                               \
                                             WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__))     \
-                   : weft__y.result;                                                               \
+                   : WEFT__MOVE(weft__y.result);                                                   \
     }                                                                                              \
     typedef int weft__task_##name##_synced
 
@@ -448,7 +458,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         (call);                                                                                    \
         return;                                                                                    \
     } while (0)
-#define WEFT__RESULT_WEFT__TASK_STORE(x) ((x)->weft__v.result)
+#define WEFT__RESULT_WEFT__TASK_STORE(x) WEFT__MOVE((x)->weft__v.result)
 #define WEFT__RESULT_WEFT__VOID_STORE(x) ((void)(x))
 
 #define WEFT_TASK_DEF(R, name, ...)   WEFT__TASK_DEF(R, WEFT__TASK_STORE, name, __VA_ARGS__)
@@ -486,10 +496,10 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
             weft__task_fork_##name_b(weft__w, &weft__t, WEFT__UNPAREN args_b);                     \
             set_a weft__task_body_##name_a(weft__w, WEFT__UNPAREN args_a);                         \
             weft__popped = weft__task_pop(weft__w, &weft__t.frame);                                \
-            weft__y =                                                                              \
-                weft__t.weft__v; /* the arguments, and the result if another thread ran it */      \
+            /* the arguments, and the result if another thread ran it */                           \
+            weft__y = WEFT__MOVE(weft__t.weft__v);                                                 \
         }                                                                                          \
-        set_b weft__task_rest_##name_b(weft__w, weft__popped, weft__y);                            \
+        set_b weft__task_rest_##name_b(weft__w, weft__popped, WEFT__MOVE(weft__y));                \
     } while (0)
 #define WEFT_JOIN(a, name_a, args_a, b, name_b, args_b)                                            \
     WEFT__JOIN((a) =, name_a, args_a, (b) =, name_b, args_b)

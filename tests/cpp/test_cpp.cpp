@@ -893,7 +893,7 @@ WEFT_TASK(long, fib_task, int, n) {
     return a + b;
 }
 
-/* Arguments and a result of class type: copied into the frame and out of
+/* Arguments and a result of class type: moved into the frame and out of
  * it, by a thief too. The binary labels of depth digits after prefix, in
  * order. */
 WEFT_TASK(std::string, labels, std::string, prefix, unsigned, depth) {
@@ -901,6 +901,18 @@ WEFT_TASK(std::string, labels, std::string, prefix, unsigned, depth) {
         return prefix + ' ';
     std::string a, b;
     WEFT_JOIN(a, labels, (prefix + '0', depth - 1), b, labels, (prefix + '1', depth - 1));
+    return a + b;
+}
+
+/* A move-only argument: the sum of the leaves' numbers, a node numbered v
+ * having children 2v and 2v + 1 (those at depth d below 1 are 2^d to
+ * 2^(d+1) - 1). */
+WEFT_TASK(long, sum_owned, std::unique_ptr<long>, v, unsigned, depth) {
+    if (depth == 0)
+        return *v;
+    long a, b;
+    WEFT_JOIN(a, sum_owned, (std::make_unique<long>(*v * 2), depth - 1), b, sum_owned,
+              (std::make_unique<long>(*v * 2 + 1), depth - 1));
     return a + b;
 }
 
@@ -916,6 +928,8 @@ TEST(typed_tasks_compute_in_pools_and_outside) {
         weft::pool p(threads(n));
         CHECK_EQ(weft::run(p, [] { return fib_task(24); }), 46368);
         CHECK(weft::run(p, [] { return labels("", 8); }) == expected);
+        CHECK_EQ(weft::run(p, [] { return sum_owned(std::make_unique<long>(1), 8); }),
+                 (256 + 511) * 256 / 2);
     }
     CHECK_EQ(fib_task(20), 6765); /* outside every pool: the default pool's */
     CHECK(labels("x", 3) == labels_serial("x", 3));
