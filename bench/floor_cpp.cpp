@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <type_traits>
 #include <utility>
 
 #include <weft.hpp>

@@ -631,7 +631,7 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * synced exactly once, in the reverse order of the forks, before the body
  * that forked it returns (t is the body's stack frame, linked from the
  * worker until its sync: returning or jumping out before it is undefined
- * behaviour). The x... are copied into t at the fork and read by whoever runs it;
+ * behaviour). The x... are copied (moved, in C++) into t at the fork and read by whoever runs it;
  * the result is returned by value. Everything weft_join says of b holds for
  * the forked call (and WEFT_JOIN's g): its group, priority and cancellation are the forking
  * job's, a wait between fork and sync runs it itself if nobody took it (so
@@ -641,10 +641,12 @@ WEFT_API void weft_join(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
  * In C++ the task's entry and body are noexcept: an exception that would
  * leave a body calls std::terminate (its frames are linked from the worker,
  * and a thief runs it from C). Catch inside the body, or use weft::join,
- * which carries exceptions. Each argument and the result may be of any
- * type that is default-constructible and move-assignable (a
- * std::unique_ptr too): they are moved into the frame and out of it, by a
- * thief too. */
+ * which carries exceptions; built with -fno-exceptions, nothing enforces
+ * this, so keep exceptions from other code out of the body. Each argument
+ * and the result may be of any type that is default-constructible and
+ * movable (a std::unique_ptr too; not a reference: pass a pointer): they
+ * are moved into the frame and out of it, by a thief too. A task's types
+ * are private to its file, as its functions are. */
 
 /* Queue fn(arg) to run in pool (NULL: the current pool) without waiting for
  * it. On a worker of pool the job goes to that worker's deque, elsewhere to

@@ -163,12 +163,25 @@ WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w,
 #define WEFT__ORDER_release      __ATOMIC_RELEASE
 #define WEFT__SIGNAL_FENCE()     __atomic_signal_fence(__ATOMIC_SEQ_CST)
 #define WEFT__THREAD_FENCE()     __atomic_thread_fence(__ATOMIC_SEQ_CST)
+/* Casts and null pointers as C++ spells them, so that a program built with
+ * -Wold-style-cast or -Wzero-as-null-pointer-constant builds this header
+ * too: kind is static or reinterpret. */
+#define WEFT__CAST(kind, T, x) kind##_cast<T>(x)
+#define WEFT__NULL(T)          nullptr
+/* The task's types, which C++ would share between translation units (a
+ * task is private to its file, as its static functions are). */
+#define WEFT__PRIVATE_BEGIN namespace {
+#define WEFT__PRIVATE_END   }
 #else
 #define WEFT__LOAD(p, order)     atomic_load_explicit((p), memory_order_##order)
 #define WEFT__STORE(p, v, order) atomic_store_explicit((p), (v), memory_order_##order)
 #define WEFT__INIT(p, v)         atomic_init((p), (v))
 #define WEFT__SIGNAL_FENCE()     atomic_signal_fence(memory_order_seq_cst)
 #define WEFT__THREAD_FENCE()     atomic_thread_fence(memory_order_seq_cst)
+#define WEFT__CAST(kind, T, x)   ((T)(x))
+#define WEFT__NULL(T)            ((T)0)
+#define WEFT__PRIVATE_BEGIN
+#define WEFT__PRIVATE_END
 #endif
 #ifdef WEFT__JOIN_FENCE_LIGHT
 #define WEFT__JOIN_FENCE() WEFT__SIGNAL_FENCE()
@@ -198,15 +211,17 @@ weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_f
     /* Relaxed: only this thread stores frames. No group, no priority: B's
      * are the head's until they change, and the library stamps them then. */
     prev = WEFT__LOAD(&w->frames, relaxed);
-    fr->fork.prev = (uintptr_t)prev;
+    fr->fork.prev = WEFT__CAST(reinterpret, uintptr_t, prev);
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
     WEFT__STORE(&w->frames, fr, release);
     WEFT__JOIN_YIELD();
     /* Relaxed: the episode's first private frame, or a raised bit, takes the
      * fenced cold path. */
     c = WEFT__LOAD(&w->claim, relaxed);
-    if (__builtin_expect(
-            (c & ~(uintptr_t)WEFT__CLAIM_BITS) == (uintptr_t)prev || (c & WEFT__CLAIM_BITS), 0))
+    if (__builtin_expect((c & ~WEFT__CAST(static, uintptr_t, WEFT__CLAIM_BITS)) ==
+                                 WEFT__CAST(reinterpret, uintptr_t, prev) ||
+                             (c & WEFT__CLAIM_BITS),
+                         0))
         weft__join_fork_cold(w, fr);
     return prev;
 }
@@ -226,7 +241,7 @@ static inline __attribute__((always_inline)) int weft__join_pop(struct weft__wor
      * and a store of one word at every pop, chained from pop to pop, is
      * the slowest step of a recursion made a loop (docs/performance.md,
      * "Typed tasks"). */
-    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != (uintptr_t)fr, 1))
+    if (__builtin_expect(!(c & WEFT__CLAIM_BITS) && c != WEFT__CAST(reinterpret, uintptr_t, fr), 1))
         return 1;
     weft__join_pop_cold(w, fr);
     return 0;
@@ -268,18 +283,21 @@ static inline void weft__serial_head_init(struct weft__worker_head *s) {
     /* Plain initialisation: the head is this thread's alone; no thief ever
      * sees it, so no order is needed. */
     WEFT__INIT(&s->unused, 0);
-    WEFT__INIT(&s->frames, (struct weft__join_frame *)0);
-    s->group = 0;
+    WEFT__INIT(&s->frames, WEFT__NULL(struct weft__join_frame *));
+    s->group = WEFT__NULL(struct weft__group *);
     s->prio = 0;
-    WEFT__INIT(&s->claim, (uintptr_t)s | (uintptr_t)WEFT__CLAIM_BITS);
+    WEFT__INIT(&s->claim, WEFT__CAST(reinterpret, uintptr_t, s) |
+                              WEFT__CAST(static, uintptr_t, WEFT__CLAIM_BITS));
 }
 
 /* The pop of a task's frame: its older frame is in its link. */
 static inline __attribute__((always_inline)) int weft__task_pop(struct weft__worker_head *w,
                                                                 struct weft__join_frame *fr) {
     /* Only this thread writes a frame's link, a fork or a stamp (frame.c). */
-    return weft__join_pop(w, fr,
-                          (struct weft__join_frame *)(fr->fork.prev & ~(uintptr_t)WEFT__FORK_BITS));
+    return weft__join_pop(
+        w, fr,
+        WEFT__CAST(reinterpret, struct weft__join_frame *,
+                   fr->fork.prev & ~WEFT__CAST(static, uintptr_t, WEFT__FORK_BITS)));
 }
 
 /* Argument lists. A task takes one to six arguments, each in a register
@@ -353,6 +371,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__VOID_STORE(x, call) (call)
 
 #define WEFT__TASK_TYPES(name, RESULT_FIELD, ...)                                                  \
+    WEFT__PRIVATE_BEGIN                                                                            \
     struct weft__task_values_##name {                                                              \
         WEFT__TYPES(WEFT__FIELD, WEFT__NONE, __VA_ARGS__)                                          \
         RESULT_FIELD                                                                               \
@@ -360,7 +379,9 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     typedef struct weft_task_##name {                                                              \
         struct weft__join_frame frame;                                                             \
         struct weft__task_values_##name weft__v;                                                   \
-    } weft_task_##name
+    } weft_task_##name;                                                                            \
+    WEFT__PRIVATE_END                                                                              \
+    typedef int weft__task_##name##_types
 
 /* The declaration: the frame's type, the body, the public entry and the
  * thief's entry, and the fork and sync of a call (inline: the arguments
@@ -433,19 +454,21 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * block completes. */
 #define WEFT__TASK_DEF(R, STORE, name, ...)                                                        \
     static void weft__task_run_##name(void *weft__t) WEFT__TASK_NOEXCEPT {                         \
-        weft_task_##name *weft__x = (weft_task_##name *)weft__t;                                   \
+        weft_task_##name *weft__x = WEFT__CAST(static, weft_task_##name *, weft__t);               \
         WEFT__TASK_ON_THIS_THREAD(name, STORE, WEFT__PAIRS(WEFT__FROM, WEFT__COMMA, __VA_ARGS__)); \
     }                                                                                              \
     __attribute__((unused)) static R name(WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__))      \
         WEFT__TASK_NOEXCEPT {                                                                      \
         struct weft__worker_head *weft__h = weft__tls_worker;                                      \
-        weft_task_##name weft__c, *weft__x = &weft__c;                                             \
-        if (__builtin_expect(weft__h != 0, 1))                                                     \
+        if (__builtin_expect(weft__h != WEFT__NULL(struct weft__worker_head *), 1))                \
             WEFT__RETURN_##STORE(weft__task_body_##name(                                           \
                 weft__h, WEFT__PAIRS(WEFT__NAME, WEFT__COMMA, __VA_ARGS__)));                      \
-        WEFT__PAIRS(WEFT__USTORE, WEFT__NONE, __VA_ARGS__)                                         \
-        weft_run(0, weft__task_run_##name, weft__x);                                               \
-        WEFT__RETURN_##STORE(WEFT__RESULT_##STORE(weft__x));                                       \
+        {                                                                                          \
+            weft_task_##name weft__c, *weft__x = &weft__c; /* off every worker only */             \
+            WEFT__PAIRS(WEFT__USTORE, WEFT__NONE, __VA_ARGS__)                                     \
+            weft_run(WEFT__NULL(weft_pool *), weft__task_run_##name, weft__x);                     \
+            WEFT__RETURN_##STORE(WEFT__RESULT_##STORE(weft__x));                                   \
+        }                                                                                          \
     }                                                                                              \
     __attribute__((used)) static R weft__task_body_##name(                                         \
         __attribute__((unused)) struct weft__worker_head *weft__w,                                 \

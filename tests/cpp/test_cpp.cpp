@@ -256,7 +256,7 @@ TEST(join_returns_both_results) {
     CHECK_EQ(a + n, 15);
 }
 
-/* job(p, e) inside weft::run on pools of one to three threads, on a worker
+/* job(e) inside weft::run on pools of one to three threads, on a worker
  * and on a caller, while every other thread of the pool spins until job is
  * done: only the thread that runs job can run what job leaves to others.
  * Outside the CPU budget, whose slots the spinners hold. */
@@ -922,6 +922,25 @@ static std::string labels_serial(const std::string &prefix, unsigned depth) {
                : labels_serial(prefix + '0', depth - 1) + labels_serial(prefix + '1', depth - 1);
 }
 
+/* A task named as typed_twin.cpp's, with other types: C++ would merge two
+ * files' class types of one name, their destructors with them. The sum of
+ * v, halved depth times. */
+WEFT_TASK(long, work, std::vector<long>, v, unsigned, depth) {
+    if (depth == 0 || v.size() < 2) {
+        long sum = 0;
+        for (long x : v)
+            sum += x;
+        return sum;
+    }
+    auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+    long a, b;
+    WEFT_JOIN(a, work, (std::vector<long>(v.begin(), mid), depth - 1), b, work,
+              (std::vector<long>(mid, v.end()), depth - 1));
+    return a + b;
+}
+
+std::string twin_work(unsigned depth); /* typed_twin.cpp */
+
 TEST(typed_tasks_compute_in_pools_and_outside) {
     std::string expected = labels_serial("", 8);
     for (unsigned n = 1; n <= 4; n++) {
@@ -930,6 +949,12 @@ TEST(typed_tasks_compute_in_pools_and_outside) {
         CHECK(weft::run(p, [] { return labels("", 8); }) == expected);
         CHECK_EQ(weft::run(p, [] { return sum_owned(std::make_unique<long>(1), 8); }),
                  (256 + 511) * 256 / 2);
+        /* two files' tasks of one name; the other one's a three-part join */
+        CHECK(weft::run(p, [] { return twin_work(8); }) == expected);
+        std::vector<long> v(64);
+        for (std::size_t i = 0; i < v.size(); i++)
+            v[i] = static_cast<long>(i + 1);
+        CHECK_EQ(weft::run(p, [&] { return work(v, 4); }), 64 * 65 / 2);
     }
     CHECK_EQ(fib_task(20), 6765); /* outside every pool: the default pool's */
     CHECK(labels("x", 3) == labels_serial("x", 3));
@@ -987,6 +1012,7 @@ WEFT_TASK(int, join_then_cancel, int, x) {
 }
 
 TEST(typed_join_belongs_to_the_joining_group) {
+    offered_started.store(false);
     weft::pool p(threads(2));
     weft::cancel_source source;
     int sum = 0;
@@ -1033,16 +1059,21 @@ WEFT_TASK(int, throws_at_the_leaves, int, n) {
     return a + b;
 }
 
-static_assert(noexcept(throws_at_the_leaves(0)), "a typed task's entry is noexcept");
+static_assert(noexcept(throws_at_the_leaves(0)) &&noexcept(weft__task_run_throws_at_the_leaves(
+                  nullptr)) &&noexcept(weft__task_body_throws_at_the_leaves(nullptr, 0)),
+              "a typed task's entry, thief's entry and body are noexcept");
 
 TEST(an_exception_leaving_a_typed_task_terminates) {
     std::fflush(stderr);
     pid_t child = fork();
     CHECK(child >= 0);
     if (child == 0) {
+        alarm(60);
         std::set_terminate([] { _exit(3); });
-        try { /* one worker: no thief's stack, whose end would terminate anyway */
-            weft::pool p(threads(1));
+        /* The caller runs everything, nobody steals: a thief's stack, whose
+         * end would terminate anyway, has no part in it. */
+        try {
+            weft::pool p(threads(1).callers_wait());
             weft::run(p, [] { return throws_at_the_leaves(10); });
         } catch (...) {
             _exit(4); /* it left the task, whose frames stayed linked */
