@@ -304,7 +304,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * where the ABI has one for it, as Lace's TASK_n do: named in pairs where
  * the task is defined (A1, a1, A2, a2, ...), as types where it is only
  * declared (A1, A2, ...). Its frame holds them as weft__v.weft__a1, ...,
- * beside the result, weft__v.result (weft__v: what WEFT_JOIN keeps of it).
+ * beside the result, weft__v.result.
  * WEFT__TYPES(M, S, A1, ...) and WEFT__PAIRS(M, S, A1, a1, ...) expand
  * M(i, Ai, ai) for each (ai empty for types), with S() between two. */
 #define WEFT__CAT_(a, b)                                                        a##b
@@ -349,7 +349,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__GPARAM(i, A, a) A weft__p##i
 #define WEFT__GSTORE(i, A, a) weft__x->weft__v.weft__a##i = WEFT__MOVE(weft__p##i);
 #define WEFT__FROM(i, A, a)   WEFT__MOVE(weft__x->weft__v.weft__a##i)
-#define WEFT__KEPT(i, A, a)   WEFT__MOVE(weft__y.weft__a##i)
+#define WEFT__KEPT(i, A, a)   WEFT__MOVE(weft__y.weft__v.weft__a##i)
 #define WEFT__NAME(i, A, a)   WEFT__MOVE(a)
 #define WEFT__USTORE(i, A, a) weft__x->weft__v.weft__a##i = WEFT__MOVE(a);
 
@@ -387,14 +387,18 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * thief's entry, and the fork and sync of a call (inline: the arguments
  * stay in registers up to the frame's stores).
  *
- * The body is `used`, and a WEFT_JOIN's last step (weft__task_rest_NAME,
- * below) is inline but not always_inline, for gcc's sake: so gcc compiles
- * the body first, splits its leading test (fib's n < 2) out into its
- * callers, and only then inlines the rest, whose call of the body becomes
- * a jump back to its start (a recursion through WEFT_JOIN's second task
- * runs as a loop, as Lace's SYNC does). Without `used` gcc inlines the rest
- * early, makes the loop first, and no longer splits the test out: every
- * leaf then costs a call (docs/performance.md, "Typed tasks"). */
+ * The body is `used` and `inline`, and a WEFT_JOIN's last step
+ * (weft__task_rest_NAME, below) is inline but not always_inline and takes
+ * the whole frame, for gcc's sake: so gcc compiles the body first, splits
+ * its leading test (fib's n < 2) out into its callers and inlines that
+ * test into them, and only then inlines the rest, whose call of the body
+ * becomes a jump back to its start (a recursion through WEFT_JOIN's second
+ * task runs as a loop, as Lace's SYNC does). Without `used` gcc inlines the
+ * rest early, makes the loop first, and no longer splits the test out:
+ * every leaf then costs a call. Without `inline`, or with the rest taking
+ * the frame's values alone, gcc put the split body back into its test
+ * where a leaf does work (pi, knapsack): every leaf then ran the body's
+ * prologue (docs/performance.md, "Typed tasks"). */
 #ifdef __cplusplus
 #define WEFT__TASK_NOEXCEPT noexcept
 #else
@@ -402,7 +406,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #endif
 #define WEFT__TASK_DECL(R, RESULT_FIELD, name, ...)                                                \
     WEFT__TASK_TYPES(name, RESULT_FIELD, __VA_ARGS__);                                             \
-    __attribute__((used)) static R weft__task_body_##name(                                         \
+    __attribute__((used)) static inline R weft__task_body_##name(                                  \
         struct weft__worker_head *weft__w, WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__))      \
         WEFT__TASK_NOEXCEPT;                                                                       \
     static R name(WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT;          \
@@ -423,13 +427,12 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
                    ? weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__))  \
                    : WEFT__MOVE(weft__x->weft__v.result);                                          \
     }                                                                                              \
-    static inline __attribute__((unused))                                                          \
-    R weft__task_rest_##name(struct weft__worker_head *weft__w, int weft__popped,                  \
-                             struct weft__task_values_##name weft__y) {                            \
+    static inline __attribute__((unused)) R weft__task_rest_##name(                                \
+        struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
         return __builtin_expect(weft__popped, 1)                                                   \
                    ? weft__task_body_##name(weft__w,                                               \
                                             WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__))     \
-                   : WEFT__MOVE(weft__y.result);                                                   \
+                   : WEFT__MOVE(weft__y.weft__v.result);                                           \
     }                                                                                              \
     typedef int weft__task_##name##_synced
 
@@ -441,8 +444,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
             weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__));          \
     }                                                                                              \
     static inline __attribute__((unused)) void weft__task_rest_##name(                             \
-        struct weft__worker_head *weft__w, int weft__popped,                                       \
-        struct weft__task_values_##name weft__y) {                                                 \
+        struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
         if (__builtin_expect(weft__popped, 1))                                                     \
             weft__task_body_##name(weft__w, WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__));    \
     }                                                                                              \
@@ -470,7 +472,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
             WEFT__RETURN_##STORE(WEFT__RESULT_##STORE(weft__x));                                   \
         }                                                                                          \
     }                                                                                              \
-    __attribute__((used)) static R weft__task_body_##name(                                         \
+    __attribute__((used)) static inline R weft__task_body_##name(                                  \
         __attribute__((unused)) struct weft__worker_head *weft__w,                                 \
         WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT
 /* Return a call's value, or make a void call and return (ISO C has no
@@ -513,14 +515,14 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__JOIN(set_a, name_a, args_a, set_b, name_b, args_b)                                   \
     do {                                                                                           \
         int weft__popped;                                                                          \
-        struct weft__task_values_##name_b weft__y;                                                 \
+        weft_task_##name_b weft__y;                                                                \
         {                                                                                          \
             weft_task_##name_b weft__t;                                                            \
             weft__task_fork_##name_b(weft__w, &weft__t, WEFT__UNPAREN args_b);                     \
             set_a weft__task_body_##name_a(weft__w, WEFT__UNPAREN args_a);                         \
             weft__popped = weft__task_pop(weft__w, &weft__t.frame);                                \
-            /* the arguments, and the result if another thread ran it */                           \
-            weft__y = WEFT__MOVE(weft__t.weft__v);                                                 \
+            /* the frame: the arguments, and the result if another thread ran it */                \
+            weft__y = WEFT__MOVE(weft__t);                                                         \
         }                                                                                          \
         set_b weft__task_rest_##name_b(weft__w, weft__popped, WEFT__MOVE(weft__y));                \
     } while (0)
