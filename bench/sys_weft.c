@@ -375,25 +375,17 @@ __attribute__((unused)) static long fib_typed(bench_pool *pool, int n) {
     return f.r;
 }
 
-/* Candidates [lo, hi) of board s. */
-typedef struct nq_span {
-    const bench_nq *s;
-    int lo, hi;
-} nq_span;
-
-WEFT_TASK_DECL(long, nq_task, nq_span);
-
-/* A child board always has a candidate (bench_nq_leaf). */
-static long nq_board_task(const bench_nq *s) {
-    return nq_task((nq_span){s, 0, s->ncand});
-}
-
-WEFT_TASK_DEF(long, nq_task, nq_span, p) {
-    if (p.hi - p.lo == 1)
-        return bench_nq_place(p.s, p.lo, nq_board_task);
-    int mid = p.lo + (p.hi - p.lo) / 2;
+/* Candidates [lo, hi) of board s; a placed queen's child board is searched
+ * by a call that passes the worker on (WEFT_CALL), as Lace's CALL. */
+WEFT_TASK(long, nq_task, const bench_nq *, s, int, lo, int, hi) {
+    if (hi - lo == 1) {
+        bench_nq child;
+        long k = bench_nq_leaf(s, lo, &child);
+        return k >= 0 ? k : WEFT_CALL(nq_task, &child, 0, child.ncand);
+    }
+    int mid = lo + (hi - lo) / 2;
     long a, b;
-    WEFT_JOIN(a, nq_task, ((nq_span){p.s, p.lo, mid}), b, nq_task, ((nq_span){p.s, mid, p.hi}));
+    WEFT_JOIN(a, nq_task, (s, lo, mid), b, nq_task, (s, mid, hi));
     return a + b;
 }
 
@@ -404,7 +396,7 @@ typedef struct nq_task_call {
 
 static void nq_task_root(void *arg) {
     nq_task_call *c = arg;
-    c->r = nq_board_task(c->s);
+    c->r = nq_task(c->s, 0, c->s->ncand);
 }
 
 __attribute__((unused)) static long nqueens_typed(bench_pool *pool, int n) {
