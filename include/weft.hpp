@@ -797,13 +797,11 @@ template <class F> bool run(cancel_source &source, F &&f) {
 namespace detail {
 
 #if defined(WEFT__JOIN_LAYOUT) && !defined(WEFT_NO_INLINE_JOIN)
-/* weft_join's fast path, weft/join.h's (the library is entered only on its
- * cold paths, as from C; src/core/frame.c argues the orders). True from
- * join_pop: g is still private, for the caller to run; else the cold path
- * ran it, or waited until whoever took it had. */
-inline bool join_pop(weft__worker_head *w, weft__join_frame *fr, weft__join_frame *prev) noexcept {
-    return weft__join_pop(w, fr, prev) != 0;
-}
+/* The inline path runs weft/join.h's fork and pop (weft__join_fork,
+ * weft__join_pop: nonzero while g is still private, for the caller to run;
+ * else the cold path ran it, or waited until whoever took it had). The
+ * library is entered only on their cold paths, as from C; src/core/frame.c
+ * argues the orders. */
 
 /* join's g on the inline path: the callable, and where its result or
  * exception goes when it runs as a job. The slot is raw: only the
@@ -886,7 +884,7 @@ template <class H> struct join_unwind {
     bool armed;
     ~join_unwind() {
         if (__builtin_expect(armed, 0)) {
-            if (join_pop(w, fr, prev))
+            if (weft__join_pop(w, fr, prev))
                 H::trampoline(half);
             half->drop();
         }
@@ -908,13 +906,13 @@ template <class F, class G> auto join_on(weft__worker_head *w, F &&f, G &&g) {
     a.run(std::forward<F>(f));
     guard.armed = false;
     if constexpr (std::is_void_v<A> && std::is_void_v<B>) {
-        if (join_pop(w, &fr, prev))
+        if (weft__join_pop(w, &fr, prev))
             std::invoke(std::forward<G>(g));
         else
             b.finish();
     } else {
         using P = std::pair<or_monostate<A>, or_monostate<B>>;
-        if (join_pop(w, &fr, prev)) {
+        if (weft__join_pop(w, &fr, prev)) {
             if constexpr (std::is_void_v<B>) {
                 std::invoke(std::forward<G>(g));
                 return P(take_or_monostate<A>(a), std::monostate{});

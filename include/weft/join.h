@@ -303,8 +303,8 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 /* Argument lists. A task takes one to six arguments, each in a register
  * where the ABI has one for it, as Lace's TASK_n do: named in pairs where
  * the task is defined (A1, a1, A2, a2, ...), as types where it is only
- * declared (A1, A2, ...). Its frame holds them as weft__v.weft__a1, ...,
- * beside the result, weft__v.result.
+ * declared (A1, A2, ...). Its frame holds them as weft__a1, weft__a2, ...
+ * beside the result (WEFT_JOIN keeps the whole frame: see WEFT__TASK_DECL).
  * WEFT__TYPES(M, S, A1, ...) and WEFT__PAIRS(M, S, A1, a1, ...) expand
  * M(i, Ai, ai) for each (ai empty for types), with S() between two. */
 #define WEFT__CAT_(a, b)                                                        a##b
@@ -347,11 +347,11 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__TYPE(i, A, a)   A
 #define WEFT__PARAM(i, A, a)  A a
 #define WEFT__GPARAM(i, A, a) A weft__p##i
-#define WEFT__GSTORE(i, A, a) weft__x->weft__v.weft__a##i = WEFT__MOVE(weft__p##i);
-#define WEFT__FROM(i, A, a)   WEFT__MOVE(weft__x->weft__v.weft__a##i)
-#define WEFT__KEPT(i, A, a)   WEFT__MOVE(weft__y.weft__v.weft__a##i)
+#define WEFT__GSTORE(i, A, a) weft__x->weft__a##i = WEFT__MOVE(weft__p##i);
+#define WEFT__FROM(i, A, a)   WEFT__MOVE(weft__x->weft__a##i)
+#define WEFT__KEPT(i, A, a)   WEFT__MOVE(weft__y.weft__a##i)
 #define WEFT__NAME(i, A, a)   WEFT__MOVE(a)
-#define WEFT__USTORE(i, A, a) weft__x->weft__v.weft__a##i = WEFT__MOVE(a);
+#define WEFT__USTORE(i, A, a) weft__x->weft__a##i = WEFT__MOVE(a);
 
 /* A task's body on this thread, on its worker or with a serial head, with
  * the arguments in the frame weft__x: STORE(weft__x, the body's result)
@@ -367,18 +367,15 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
             STORE(weft__x, weft__task_body_##name(&weft__serial, __VA_ARGS__));                    \
         }                                                                                          \
     } while (0)
-#define WEFT__TASK_STORE(x, call) ((x)->weft__v.result = (call))
+#define WEFT__TASK_STORE(x, call) ((x)->result = (call))
 #define WEFT__VOID_STORE(x, call) (call)
 
 #define WEFT__TASK_TYPES(name, RESULT_FIELD, ...)                                                  \
     WEFT__PRIVATE_BEGIN                                                                            \
-    struct weft__task_values_##name {                                                              \
-        WEFT__TYPES(WEFT__FIELD, WEFT__NONE, __VA_ARGS__)                                          \
-        RESULT_FIELD                                                                               \
-    };                                                                                             \
     typedef struct weft_task_##name {                                                              \
         struct weft__join_frame frame;                                                             \
-        struct weft__task_values_##name weft__v;                                                   \
+        WEFT__TYPES(WEFT__FIELD, WEFT__NONE, __VA_ARGS__)                                          \
+        RESULT_FIELD                                                                               \
     } weft_task_##name;                                                                            \
     WEFT__PRIVATE_END                                                                              \
     typedef int weft__task_##name##_types
@@ -425,14 +422,14 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     R weft__task_sync_##name(struct weft__worker_head *w, weft_task_##name *weft__x) {             \
         return weft__task_pop(w, &weft__x->frame)                                                  \
                    ? weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__))  \
-                   : WEFT__MOVE(weft__x->weft__v.result);                                          \
+                   : WEFT__MOVE(weft__x->result);                                                  \
     }                                                                                              \
     static inline __attribute__((unused)) R weft__task_rest_##name(                                \
         struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
         return __builtin_expect(weft__popped, 1)                                                   \
                    ? weft__task_body_##name(weft__w,                                               \
                                             WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__))     \
-                   : WEFT__MOVE(weft__y.weft__v.result);                                           \
+                   : WEFT__MOVE(weft__y.result);                                                   \
     }                                                                                              \
     typedef int weft__task_##name##_synced
 
@@ -483,7 +480,7 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         (call);                                                                                    \
         return;                                                                                    \
     } while (0)
-#define WEFT__RESULT_WEFT__TASK_STORE(x) WEFT__MOVE((x)->weft__v.result)
+#define WEFT__RESULT_WEFT__TASK_STORE(x) WEFT__MOVE((x)->result)
 #define WEFT__RESULT_WEFT__VOID_STORE(x) ((void)(x))
 
 #define WEFT_TASK_DEF(R, name, ...)   WEFT__TASK_DEF(R, WEFT__TASK_STORE, name, __VA_ARGS__)
