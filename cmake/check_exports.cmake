@@ -66,6 +66,12 @@ foreach(m ${missing})
     endif()
   endif()
 endforeach()
+# The fork's register-keeping entry exists on x86-64 ELF targets only
+# (join.h, WEFT__JOIN_FORK_KEEPS): elsewhere neither flavour is exported.
+if(NOT "weft__join_fork_cold_keep_2m" IN_LIST exported AND
+   NOT "weft__join_fork_cold_keep_2s" IN_LIST exported)
+  list(REMOVE_ITEM missing weft__join_fork_cold_keep_2m weft__join_fork_cold_keep_2s)
+endif()
 set(extra ${exported})
 list(REMOVE_ITEM extra ${declared})
 if(missing OR extra OR NOT declared)

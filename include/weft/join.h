@@ -142,12 +142,43 @@ WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w,
 #endif
 
 #if defined(__linux__) && !defined(WEFT_FENCE_SYMMETRIC)
-#define WEFT__JOIN_FENCE_LIGHT 1 /* the pop's fence is a compiler barrier */
-#define weft__join_fork_cold   weft__join_fork_cold_2m
-#define weft__join_pop_cold    weft__join_pop_cold_2m
+#define WEFT__JOIN_FENCE_LIGHT    1 /* the pop's fence is a compiler barrier */
+#define weft__join_fork_cold      weft__join_fork_cold_2m
+#define weft__join_pop_cold       weft__join_pop_cold_2m
+#define weft__join_fork_cold_keep weft__join_fork_cold_keep_2m
 #else
-#define weft__join_fork_cold weft__join_fork_cold_2s
-#define weft__join_pop_cold  weft__join_pop_cold_2s
+#define weft__join_fork_cold      weft__join_fork_cold_2s
+#define weft__join_pop_cold       weft__join_pop_cold_2s
+#define weft__join_fork_cold_keep weft__join_fork_cold_keep_2s
+#endif
+
+/* The fork's cold path, entered so that it keeps the caller's registers
+ * (x86-64 ELF, GNU C). A fork runs before A with A's arguments live, and a
+ * C call on its cold branch, however rare, clobbers the caller-saved
+ * registers: the compiler then keeps those arguments in callee-saved ones,
+ * whose saves and restores every call of a small task pays (a knapsack
+ * node pushed five registers, Lace's three). Entered by an asm call that
+ * clobbers only flags, memory and the vector and x87 registers (which no
+ * call keeps on x86-64), the fork costs the caller nothing else
+ * (docs/performance.md, "Typed tasks"). The entry (src/core/frame_keep.c)
+ * takes the head in rdi and the frame in rsi, saves the other
+ * caller-saved general registers around the C cold path and describes
+ * its frame to unwinders; the call steps over the caller's red zone.
+ * Not a C function: declared here for the list of exports only. Code built
+ * without SSE or the x87 (whose registers the asm could not name), for the
+ * large code model, or with WEFT_NO_JOIN_ASM defined makes the plain
+ * call. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__SSE__) &&            \
+    !defined(_SOFT_FLOAT) && !defined(__code_model_large__) && !defined(WEFT_NO_JOIN_ASM)
+#define WEFT__JOIN_FORK_KEEPS 1
+#ifdef __cplusplus
+extern "C" {
+#endif
+WEFT_API void weft__join_fork_cold_keep_2m(void) WEFT__JOIN_NOTHROW;
+WEFT_API void weft__join_fork_cold_keep_2s(void) WEFT__JOIN_NOTHROW;
+#ifdef __cplusplus
+}
+#endif
 #endif
 #endif /* WEFT__JOIN_LAYOUT */
 
@@ -189,6 +220,41 @@ WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w,
 #define WEFT__JOIN_FENCE() WEFT__THREAD_FENCE()
 #endif
 
+/* The call of the fork's cold path (above). The vector registers are
+ * named by their xmm halves (the whole register, to the compiler); the
+ * x87 stack by all its slots, as a call leaves it empty. */
+#ifdef WEFT__JOIN_FORK_KEEPS
+#define WEFT__JOIN_STR_(x) #x
+#define WEFT__JOIN_STR(x)  WEFT__JOIN_STR_(x)
+#ifdef __AVX512F__
+#define WEFT__JOIN_CLOBBERS_AVX512                                                                 \
+    , "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25",    \
+        "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6",  \
+        "k7"
+#else
+#define WEFT__JOIN_CLOBBERS_AVX512
+#endif
+/* clang-format off */
+/* The call, over the red zone; tests/test_join.c makes it too. Both asm
+ * dialects (-masm=intel). */
+#define WEFT__JOIN_FORK_COLD_CALL                                                                  \
+    "{lea -128(%%rsp), %%rsp|lea rsp, [rsp - 128]}\n\t"                                            \
+    "call " WEFT__JOIN_STR(weft__join_fork_cold_keep) "@PLT\n\t"                                  \
+    "{lea 128(%%rsp), %%rsp|lea rsp, [rsp + 128]}\n\t"
+/* clang-format on */
+#define WEFT__JOIN_VECTOR_CLOBBERS                                                                 \
+    "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",       \
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)",     \
+        "st(5)", "st(6)", "st(7)" WEFT__JOIN_CLOBBERS_AVX512
+#define WEFT__JOIN_FORK_COLD(w, fr)                                                                \
+    __asm__ volatile(WEFT__JOIN_FORK_COLD_CALL                                                     \
+                     :                                                                             \
+                     : "D"(w), "S"(fr)                                                             \
+                     : "memory", "cc", WEFT__JOIN_VECTOR_CLOBBERS)
+#else
+#define WEFT__JOIN_FORK_COLD(w, fr) weft__join_fork_cold((w), (fr))
+#endif
+
 /* A hook between the fork's steps: nothing, except in the library's own
  * weft_join of its random-yield build (src/api/join.c). */
 #ifndef WEFT__JOIN_YIELD
@@ -222,7 +288,7 @@ weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_f
                                  WEFT__CAST(reinterpret, uintptr_t, prev) ||
                              (c & WEFT__CLAIM_BITS),
                          0))
-        weft__join_fork_cold(w, fr);
+        WEFT__JOIN_FORK_COLD(w, fr);
     return prev;
 }
 
