@@ -140,7 +140,10 @@ typedef struct tree {
     _Atomic int *runs; /* one count per leaf */
     unsigned id;       /* this subtree's first leaf */
     int depth;
+    bool layout2; /* joined as a binary built against 0.3.0 to 0.3.3 joins */
 } tree;
+
+static void join_layout2(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg);
 
 static void tree_job(void *arg) {
     tree *t = arg;
@@ -149,19 +152,22 @@ static void tree_job(void *arg) {
         spin_us(t->id % 7 == 0 ? 200 : t->id % 3); /* a long A now and then */
         return;
     }
-    tree a = {t->runs, t->id, t->depth - 1};
-    tree b = {t->runs, t->id + (1u << (t->depth - 1)), t->depth - 1};
-    weft_join(tree_job, &a, tree_job, &b);
+    tree a = {t->runs, t->id, t->depth - 1, t->layout2};
+    tree b = {t->runs, t->id + (1u << (t->depth - 1)), t->depth - 1, t->layout2};
+    if (t->layout2)
+        join_layout2(tree_job, &a, tree_job, &b);
+    else
+        weft_join(tree_job, &a, tree_job, &b);
 }
 
-TEST(join_b_runs_once_while_frames_are_taken) {
+static void tree_rounds(bool layout2) {
     static _Atomic int runs[1u << TREE_DEPTH];
     for (unsigned threads = 2; threads <= 8; threads *= 2) {
         weft_pool *pool = make_pool(threads);
         for (int round = 0; round < scaled(30); round++) {
             for (unsigned i = 0; i < 1u << TREE_DEPTH; i++)
                 atomic_store(&runs[i], 0);
-            tree t = {runs, 0, TREE_DEPTH};
+            tree t = {runs, 0, TREE_DEPTH, layout2};
             weft_run(pool, tree_job, &t);
             for (unsigned i = 0; i < 1u << TREE_DEPTH; i++)
                 CHECK_EQ(atomic_load(&runs[i]), 1);
@@ -172,6 +178,47 @@ TEST(join_b_runs_once_while_frames_are_taken) {
             fprintf(stderr, "forced steals: %llu\n", (unsigned long long)st.forced_steals);
         CHECK_EQ(weft_pool_destroy(pool), 0);
     }
+}
+
+TEST(join_b_runs_once_while_frames_are_taken) {
+    tree_rounds(false);
+}
+
+/* The join of a binary built against 0.3.0 to 0.3.3 (join layout 2): B's
+ * argument written, never the self mark, and layout 2's names for the cold
+ * paths, which the library still exports. */
+#ifdef WEFT__JOIN_FENCE_LIGHT
+#define layout2_fork_cold weft__join_fork_cold_2m
+#define layout2_pop_cold  weft__join_pop_cold_2m
+#else
+#define layout2_fork_cold weft__join_fork_cold_2s
+#define layout2_pop_cold  weft__join_pop_cold_2s
+#endif
+void layout2_fork_cold(struct weft__worker_head *w, struct weft__join_frame *fr);
+void layout2_pop_cold(struct weft__worker_head *w, struct weft__join_frame *fr);
+static void join_layout2(weft_fn *a, void *a_arg, weft_fn *b, void *b_arg) {
+    struct weft__worker_head *w = weft__tls_worker;
+    struct weft__join_frame fr;
+    fr.fork.fn = b;
+    fr.fork.arg = b_arg;
+    struct weft__join_frame *prev = atomic_load_explicit(&w->frames, memory_order_relaxed);
+    fr.fork.prev = (uintptr_t)prev;
+    atomic_store_explicit(&w->frames, &fr, memory_order_release);
+    uintptr_t c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    if ((c & ~(uintptr_t)WEFT__CLAIM_BITS) == (uintptr_t)prev || (c & WEFT__CLAIM_BITS))
+        layout2_fork_cold(w, &fr);
+    a(a_arg);
+    atomic_store_explicit(&w->frames, prev, memory_order_release);
+    WEFT__JOIN_FENCE();
+    c = atomic_load_explicit(&w->claim, memory_order_relaxed);
+    if (!(c & WEFT__CLAIM_BITS) && c != (uintptr_t)&fr)
+        b(b_arg);
+    else
+        layout2_pop_cold(w, &fr);
+}
+
+TEST(a_layout_2_binary_joins_on_this_library) {
+    tree_rounds(true);
 }
 
 /* A deep chain: the innermost A spins while 2000 frames wait under it, so

@@ -21,18 +21,20 @@
  *    and the claim word on a line of its own (its first word is unused:
  *    binaries built against 0.3.0 and 0.3.1 count B run inline there);
  *  - a frame's fork part: B's function and argument and the link to the
- *    older frame, which is all a fork writes; B's group, and B's priority
- *    and a "stamped" mark in the link's two low bits, which the library
- *    writes (never a fork: a frame forked under the head's group and
- *    priority takes them from the head until they change); then room for
- *    the library's job header and latch, written only once the frame stops
- *    being private;
+ *    older frame, which is all a fork writes (a typed task's fork writes no
+ *    argument on 64-bit targets: a mark in the link says B's argument is
+ *    the frame itself); B's group, and B's priority and a "stamped" mark in
+ *    the link's low bits, which the library writes (never a fork: a frame
+ *    forked under the head's group and priority takes them from the head
+ *    until they change); then room for the library's job header and latch,
+ *    written only once the frame stops being private;
  *  - the claim word's meaning: the newest frame that is not private, and two
  *    low bits, a thief's request and a lock.
  * src/core/frame.c argues the protocol; verify/frames.pml checks it. The cold
  * paths' names carry WEFT__JOIN_ABI and the fence flavour, so a binary built
  * against another layout, or against the other fence, fails to link instead
- * of running wrong. */
+ * of running wrong; a library serves the layouts of its ABI line under each
+ * one's names. */
 #ifndef WEFT_JOIN_H
 #define WEFT_JOIN_H
 
@@ -61,21 +63,34 @@
 extern "C" {
 #endif
 
-/* The layout's version. The slow paths' names below carry it (_2m, _2s):
- * a new layout renames them, so that old binaries fail to link. */
-#define WEFT__JOIN_ABI 2
+/* The layout's version. The slow paths' names below carry it (_3m, _3s):
+ * a new layout renames them, so that a binary never runs on a library that
+ * does not know its layout. Layout 2 (0.3.0 to 0.3.3) had no self mark; its
+ * binaries, whose frames never carry one, call the _2 names, which the
+ * library still exports (src/core/frame.c). */
+#define WEFT__JOIN_ABI 3
 
-/* A frame's fork part. A fork writes fn, arg and prev (the low bits clear);
- * the library stamps group and the low bits (src/core/frame.c). */
+/* A frame's fork part. A fork writes fn, arg and prev (the low bits clear,
+ * or WEFT__FORK_SELF alone, with no arg); the library stamps group and the
+ * two lowest bits (src/core/frame.c). */
 struct weft__fork {
     weft_fn *fn;               /* B */
     void *arg;                 /* B's argument */
     struct weft__group *group; /* the group B runs in, once stamped */
     uintptr_t prev;            /* the older frame; once stamped, B's priority in
-                                  bit 0 and WEFT__FORK_STAMPED */
+                                  bit 0 and WEFT__FORK_STAMPED; WEFT__FORK_SELF */
 };
 
-enum { WEFT__FORK_STAMPED = 2, WEFT__FORK_BITS = 3 };
+/* WEFT__FORK_SELF: B's argument is the frame itself, and arg was not
+ * written (a typed task's frame begins with its join frame): a store less
+ * at every typed fork (docs/performance.md, "Typed tasks"). Frames are
+ * 8-byte aligned on 64-bit targets only, so elsewhere the mark is 0 and
+ * the fork writes arg. */
+#if UINTPTR_MAX > 0xffffffffu
+enum { WEFT__FORK_STAMPED = 2, WEFT__FORK_SELF = 4, WEFT__FORK_BITS = 7 };
+#else
+enum { WEFT__FORK_STAMPED = 2, WEFT__FORK_SELF = 0, WEFT__FORK_BITS = 3 };
+#endif
 
 /* A join frame: the fork part, then the library's (a job header and a latch,
  * written when the frame stops being private): four words on 64-bit
@@ -125,13 +140,13 @@ WEFT_API extern WEFT__JOIN_THREADLOCAL struct weft__worker_head *weft__tls_worke
 #else
 #define WEFT__JOIN_NOTHROW
 #endif
-WEFT_API void weft__join_fork_cold_2m(struct weft__worker_head *w,
+WEFT_API void weft__join_fork_cold_3m(struct weft__worker_head *w,
                                       struct weft__join_frame *fr) WEFT__JOIN_NOTHROW;
-WEFT_API void weft__join_pop_cold_2m(struct weft__worker_head *w,
+WEFT_API void weft__join_pop_cold_3m(struct weft__worker_head *w,
                                      struct weft__join_frame *fr) WEFT__JOIN_NOTHROW;
-WEFT_API void weft__join_fork_cold_2s(struct weft__worker_head *w,
+WEFT_API void weft__join_fork_cold_3s(struct weft__worker_head *w,
                                       struct weft__join_frame *fr) WEFT__JOIN_NOTHROW;
-WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w,
+WEFT_API void weft__join_pop_cold_3s(struct weft__worker_head *w,
                                      struct weft__join_frame *fr) WEFT__JOIN_NOTHROW;
 
 /* The pop's side of the asymmetric fence (src/os/fence.h): a compiler barrier
@@ -141,15 +156,19 @@ WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w,
 }
 #endif
 
+/* A name, expanded, as a string: the cold paths' names in asm and aliases. */
+#define WEFT__JOIN_STR_(x) #x
+#define WEFT__JOIN_STR(x)  WEFT__JOIN_STR_(x)
+
 #if defined(__linux__) && !defined(WEFT_FENCE_SYMMETRIC)
 #define WEFT__JOIN_FENCE_LIGHT    1 /* the pop's fence is a compiler barrier */
-#define weft__join_fork_cold      weft__join_fork_cold_2m
-#define weft__join_pop_cold       weft__join_pop_cold_2m
-#define weft__join_fork_cold_keep weft__join_fork_cold_keep_2m
+#define weft__join_fork_cold      weft__join_fork_cold_3m
+#define weft__join_pop_cold       weft__join_pop_cold_3m
+#define weft__join_fork_cold_keep weft__join_fork_cold_keep_3m
 #else
-#define weft__join_fork_cold      weft__join_fork_cold_2s
-#define weft__join_pop_cold       weft__join_pop_cold_2s
-#define weft__join_fork_cold_keep weft__join_fork_cold_keep_2s
+#define weft__join_fork_cold      weft__join_fork_cold_3s
+#define weft__join_pop_cold       weft__join_pop_cold_3s
+#define weft__join_fork_cold_keep weft__join_fork_cold_keep_3s
 #endif
 
 /* The fork's cold path, entered so that it keeps the caller's registers
@@ -174,8 +193,8 @@ WEFT_API void weft__join_pop_cold_2s(struct weft__worker_head *w,
 #ifdef __cplusplus
 extern "C" {
 #endif
-WEFT_API void weft__join_fork_cold_keep_2m(void) WEFT__JOIN_NOTHROW;
-WEFT_API void weft__join_fork_cold_keep_2s(void) WEFT__JOIN_NOTHROW;
+WEFT_API void weft__join_fork_cold_keep_3m(void) WEFT__JOIN_NOTHROW;
+WEFT_API void weft__join_fork_cold_keep_3s(void) WEFT__JOIN_NOTHROW;
 #ifdef __cplusplus
 }
 #endif
@@ -224,8 +243,6 @@ WEFT_API void weft__join_fork_cold_keep_2s(void) WEFT__JOIN_NOTHROW;
  * named by their xmm halves (the whole register, to the compiler); the
  * x87 stack by all its slots, as a call leaves it empty. */
 #ifdef WEFT__JOIN_FORK_KEEPS
-#define WEFT__JOIN_STR_(x) #x
-#define WEFT__JOIN_STR(x)  WEFT__JOIN_STR_(x)
 #ifdef __AVX512F__
 #define WEFT__JOIN_CLOBBERS_AVX512                                                                 \
     , "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25",    \
@@ -268,16 +285,20 @@ WEFT_API void weft__join_fork_cold_keep_2s(void) WEFT__JOIN_NOTHROW;
  * ran B, or waited until whoever took it had. The typed joins below share
  * the two halves. */
 #ifdef __GNUC__
+/* The fork, where self is 0 or WEFT__FORK_SELF (b_arg is then fr itself,
+ * and is not written). */
 static inline __attribute__((always_inline)) struct weft__join_frame *
-weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_fn *b, void *b_arg) {
+weft__join_fork_as(struct weft__worker_head *w, struct weft__join_frame *fr, weft_fn *b,
+                   void *b_arg, uintptr_t self) {
     struct weft__join_frame *prev;
     uintptr_t c;
     fr->fork.fn = b;
-    fr->fork.arg = b_arg;
+    if (!self)
+        fr->fork.arg = b_arg;
     /* Relaxed: only this thread stores frames. No group, no priority: B's
      * are the head's until they change, and the library stamps them then. */
     prev = WEFT__LOAD(&w->frames, relaxed);
-    fr->fork.prev = WEFT__CAST(reinterpret, uintptr_t, prev);
+    fr->fork.prev = WEFT__CAST(reinterpret, uintptr_t, prev) | self;
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
     WEFT__STORE(&w->frames, fr, release);
     WEFT__JOIN_YIELD();
@@ -290,6 +311,11 @@ weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_f
                          0))
         WEFT__JOIN_FORK_COLD(w, fr);
     return prev;
+}
+
+static inline __attribute__((always_inline)) struct weft__join_frame *
+weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_fn *b, void *b_arg) {
+    return weft__join_fork_as(w, fr, b, b_arg, 0);
 }
 
 static inline __attribute__((always_inline)) int weft__join_pop(struct weft__worker_head *w,
@@ -478,7 +504,8 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         struct weft__worker_head *weft__w, weft_task_##name *weft__x,                              \
         WEFT__TYPES(WEFT__GPARAM, WEFT__COMMA, __VA_ARGS__)) {                                     \
         WEFT__TYPES(WEFT__GSTORE, WEFT__NONE, __VA_ARGS__)                                         \
-        (void)weft__join_fork(weft__w, &weft__x->frame, weft__task_run_##name, weft__x);           \
+        (void)weft__join_fork_as(weft__w, &weft__x->frame, weft__task_run_##name, weft__x,         \
+                                 WEFT__FORK_SELF);                                                 \
     }                                                                                              \
     typedef int weft__task_##name##_declared
 

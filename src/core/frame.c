@@ -148,6 +148,13 @@ static bool stamped(const weft__frame *f) {
     return f->fork.prev & WEFT__FORK_STAMPED;
 }
 
+/* B's argument: the frame itself where its fork marked it so (a typed
+ * task's, join.h) and wrote no arg. The mark is the fork's, in the link's
+ * third bit, which no stamp touches; only whoever runs B reads it. */
+static void *frame_arg(weft__frame *f) {
+    return (f->fork.prev & WEFT__FORK_SELF) ? (void *)f : f->fork.arg;
+}
+
 /* The priority f was forked at, for its owner (see "Stamps"). */
 static weft_priority frame_prio(const weft__worker *w, const weft__frame *f) {
     return stamped(f) ? (weft_priority)(f->fork.prev & 1) : (weft_priority)w->h.prio;
@@ -171,7 +178,7 @@ static weft__frame *frame_of(weft__job *job) {
 
 static void frame_execute(weft__job *job) {
     weft__frame *f = frame_of(job);
-    weft__worker_run_and_set(f->fork.fn, f->fork.arg, f->fork.group, &f->done);
+    weft__worker_run_and_set(f->fork.fn, frame_arg(f), f->fork.group, &f->done);
 }
 
 weft__frame *weft__frame_of_job(weft__job *job) {
@@ -289,7 +296,7 @@ static void finish(weft__worker *w, weft__frame *fr) {
            (job = weft__worker_pop_prio(w, frame_prio(w, fr))) != NULL) {
         weft__stat_add(&w->stats.jobs, 1);
         if (job == &fr->job) {
-            fr->fork.fn(fr->fork.arg);
+            fr->fork.fn(frame_arg(fr));
             return;
         }
         weft__job_execute(job); /* left behind by A (weft_spawn), or an older frame's B */
@@ -300,7 +307,7 @@ static void finish(weft__worker *w, weft__frame *fr) {
 void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f) {
     weft__frame *fr = weft__frame_of(f);
     if (WEFT__UNLIKELY(is_serial(h))) {
-        fr->fork.fn(fr->fork.arg); /* B, here: no thread can have taken it */
+        fr->fork.fn(frame_arg(fr)); /* B, here: no thread can have taken it */
         return;
     }
     weft__worker *w = (weft__worker *)h;
@@ -315,11 +322,25 @@ void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f
     }
     owner_unlock(w, bnd);
     if (ours) {
-        fr->fork.fn(fr->fork.arg); /* still private: a call, as on the fast path */
+        fr->fork.fn(frame_arg(fr)); /* still private: a call, as on the fast path */
     } else {
         finish(w, fr);
     }
 }
+
+/* Layout 2's names (join.h), exported for binaries built against 0.3.0 to
+ * 0.3.3 (no header declares them now): the same paths, as their frames
+ * never carry the self mark, the one change since. */
+#ifdef WEFT__JOIN_FENCE_LIGHT
+#define LAYOUT2(name) name##_2m
+#else
+#define LAYOUT2(name) name##_2s
+#endif
+#define LAYOUT2_ALIAS(old, now)                                                                    \
+    WEFT_API void old(struct weft__worker_head *h, struct weft__join_frame *f)                     \
+        __attribute__((alias(WEFT__JOIN_STR(now))))
+LAYOUT2_ALIAS(LAYOUT2(weft__join_fork_cold), weft__join_fork_cold);
+LAYOUT2_ALIAS(LAYOUT2(weft__join_pop_cold), weft__join_pop_cold);
 
 /* A thread that waits inside A (weft_event_wait, a scope's end, weft_run
  * into another pool) may wait for what one of its own private frames' B

@@ -31,9 +31,6 @@
 #define CFI(...) ""
 #endif
 
-#define STR_(x) #x
-#define STR(x)  STR_(x)
-
 /* Naked: the body is the whole function, with no prologue of the
  * compiler's. rbp holds the entry's frame, so that the restores need no
  * count of the alignment. Offsets from the canonical frame address: the
@@ -66,7 +63,7 @@ __attribute__((naked, no_instrument_function)) void weft__join_fork_cold_keep(vo
             "push %r11\n\t"
             CFI(".cfi_offset %r11, -216")
             "and $-16, %rsp\n\t"                /* the ABI's alignment at a call */
-            "call " STR(weft__join_fork_cold) "@PLT\n\t" /* rdi, rsi: as the caller set them */
+            "call " WEFT__JOIN_STR(weft__join_fork_cold) "@PLT\n\t" /* rdi, rsi: as the caller set them */
             "lea -72(%rbp), %rsp\n\t"           /* the nine saves */
             "pop %r11\n\t"
             "pop %r10\n\t"
