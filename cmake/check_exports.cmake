@@ -67,16 +67,25 @@ foreach(m ${missing})
   endif()
 endforeach()
 # The fork's register-keeping entry exists on x86-64 ELF targets only
-# (join.h, WEFT__JOIN_FORK_KEEPS): elsewhere neither flavour is exported.
-if(NOT "weft__join_fork_cold_keep_3m" IN_LIST exported AND
-   NOT "weft__join_fork_cold_keep_3s" IN_LIST exported)
+# (join.h, WEFT__JOIN_KEEP_ENTRY; -DKEEP_ENTRY=ON there): elsewhere neither
+# flavour is exported.
+if(NOT KEEP_ENTRY)
   list(REMOVE_ITEM missing weft__join_fork_cold_keep_3m weft__join_fork_cold_keep_3s)
 endif()
 set(extra ${exported})
 list(REMOVE_ITEM extra ${declared})
 # Join layout 2's cold paths, which the library exports for binaries built
 # against 0.3.0 to 0.3.3 (src/core/frame.c); the header declares layout 3's.
+# Both, of one fence flavour.
 list(FILTER extra EXCLUDE REGEX "^weft__join_(fork|pop)_cold_2[ms]$")
+foreach(f m s)
+  if("weft__join_fork_cold_2${f}" IN_LIST exported AND "weft__join_pop_cold_2${f}" IN_LIST exported)
+    set(layout2 ${f})
+  endif()
+endforeach()
+if(NOT layout2)
+  list(APPEND missing "weft__join_fork_cold_2m/_2s and weft__join_pop_cold_2m/_2s (layout 2)")
+endif()
 if(missing OR extra OR NOT declared)
   message(FATAL_ERROR "${LIBRARY} vs ${HEADER}:\n"
                       "  declared WEFT_API, not exported: ${missing}\n"

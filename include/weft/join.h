@@ -182,14 +182,15 @@ WEFT_API void weft__join_pop_cold_3s(struct weft__worker_head *w,
  * (docs/performance.md, "Typed tasks"). The entry (src/core/frame_keep.c)
  * takes the head in rdi and the frame in rsi, saves the other
  * caller-saved general registers around the C cold path and describes
- * its frame to unwinders; the call steps over the caller's red zone.
- * Not a C function: declared here for the list of exports only. Code built
- * without SSE or the x87 (whose registers the asm could not name), for the
- * large code model, or with WEFT_NO_JOIN_ASM defined makes the plain
- * call. */
-#if defined(__GNUC__) && defined(__x86_64__) && defined(__ELF__) && defined(__SSE__) &&            \
-    !defined(_SOFT_FLOAT) && !defined(__code_model_large__) && !defined(WEFT_NO_JOIN_ASM)
-#define WEFT__JOIN_FORK_KEEPS 1
+ * its frame to unwinders; the call steps over the caller's red zone and
+ * goes through the GOT, not a PLT slot, whose lazy binding would change
+ * r10 and r11. A library for x86-64 ELF always has the entry: not a C
+ * function, declared here for the list of exports only. Code built
+ * without SSE or the x87 (whose registers the asm could not name), with
+ * APX (more caller-saved registers), for the large code model, or with
+ * WEFT_NO_JOIN_ASM defined makes the plain call. */
+#if defined(__x86_64__) && defined(__ELF__)
+#define WEFT__JOIN_KEEP_ENTRY 1
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -197,6 +198,10 @@ WEFT_API void weft__join_fork_cold_keep_3m(void) WEFT__JOIN_NOTHROW;
 WEFT_API void weft__join_fork_cold_keep_3s(void) WEFT__JOIN_NOTHROW;
 #ifdef __cplusplus
 }
+#endif
+#if defined(__GNUC__) && defined(__SSE__) && !defined(_SOFT_FLOAT) && !defined(__APX_F__) &&       \
+    !defined(__code_model_large__) && !defined(WEFT_NO_JOIN_ASM)
+#define WEFT__JOIN_FORK_KEEPS 1
 #endif
 #endif
 #endif /* WEFT__JOIN_LAYOUT */
@@ -246,19 +251,22 @@ WEFT_API void weft__join_fork_cold_keep_3s(void) WEFT__JOIN_NOTHROW;
 #ifdef __AVX512F__
 #define WEFT__JOIN_CLOBBERS_AVX512                                                                 \
     , "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm24", "xmm25",    \
-        "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6",  \
-        "k7"
+        "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31", "k0", "k1", "k2", "k3", "k4", "k5",  \
+        "k6", "k7"
 #else
 #define WEFT__JOIN_CLOBBERS_AVX512
 #endif
 /* clang-format off */
-/* The call, over the red zone; tests/test_join.c makes it too. Both asm
+/* The call, over the red zone; tests/test_fork_keep.c makes it too. Both asm
  * dialects (-masm=intel). */
 #define WEFT__JOIN_FORK_COLD_CALL                                                                  \
     "{lea -128(%%rsp), %%rsp|lea rsp, [rsp - 128]}\n\t"                                            \
-    "call " WEFT__JOIN_STR(weft__join_fork_cold_keep) "@PLT\n\t"                                  \
+    "{call *" WEFT__JOIN_STR(weft__join_fork_cold_keep) "@GOTPCREL(%%rip)"                        \
+    "|call qword ptr [rip + " WEFT__JOIN_STR(weft__join_fork_cold_keep) "@GOTPCREL]}\n\t"         \
     "{lea 128(%%rsp), %%rsp|lea rsp, [rsp + 128]}\n\t"
 /* clang-format on */
+/* The entry is named to the compiler too ("X", no code), for link-time
+ * optimisation, which reads no asm and would not link it in. */
 #define WEFT__JOIN_VECTOR_CLOBBERS                                                                 \
     "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",       \
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)",     \
@@ -266,7 +274,7 @@ WEFT_API void weft__join_fork_cold_keep_3s(void) WEFT__JOIN_NOTHROW;
 #define WEFT__JOIN_FORK_COLD(w, fr)                                                                \
     __asm__ volatile(WEFT__JOIN_FORK_COLD_CALL                                                     \
                      :                                                                             \
-                     : "D"(w), "S"(fr)                                                             \
+                     : "D"(w), "S"(fr), "X"(weft__join_fork_cold_keep)                             \
                      : "memory", "cc", WEFT__JOIN_VECTOR_CLOBBERS)
 #else
 #define WEFT__JOIN_FORK_COLD(w, fr) weft__join_fork_cold((w), (fr))
@@ -470,7 +478,9 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         RESULT_FIELD                                                                               \
     } weft_task_##name;                                                                            \
     WEFT__PRIVATE_END                                                                              \
-    typedef int weft__task_##name##_types
+    /* the self mark needs the frame 8-byte aligned (no #pragma pack) */                           \
+    typedef char weft__task_##name##_aligned                                                       \
+        [__alignof__(weft_task_##name) >= 8 || WEFT__FORK_SELF == 0 ? 1 : -1]
 
 /* The declaration: the frame's type, the body, the public entry and the
  * thief's entry, and the fork and sync of a call (inline: the arguments

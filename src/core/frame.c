@@ -256,7 +256,9 @@ static bool is_serial(struct weft__worker_head *h) {
     return weft__claim_frame(c) == (weft__frame *)h;
 }
 
-void weft__join_fork_cold(struct weft__worker_head *h, struct weft__join_frame *f) {
+/* used: frame_keep.c's entry calls it from asm alone. */
+__attribute__((used)) void weft__join_fork_cold(struct weft__worker_head *h,
+                                                struct weft__join_frame *f) {
     if (WEFT__UNLIKELY(is_serial(h)))
         return; /* B stays in the frame; the pop runs it */
     weft__worker *w = (weft__worker *)h;
@@ -330,17 +332,20 @@ void weft__join_pop_cold(struct weft__worker_head *h, struct weft__join_frame *f
 
 /* Layout 2's names (join.h), exported for binaries built against 0.3.0 to
  * 0.3.3 (no header declares them now): the same paths, as their frames
- * never carry the self mark, the one change since. */
+ * never carry the self mark, the one change since. Calls, not aliases,
+ * which not every object format has. */
 #ifdef WEFT__JOIN_FENCE_LIGHT
 #define LAYOUT2(name) name##_2m
 #else
 #define LAYOUT2(name) name##_2s
 #endif
-#define LAYOUT2_ALIAS(old, now)                                                                    \
-    WEFT_API void old(struct weft__worker_head *h, struct weft__join_frame *f)                     \
-        __attribute__((alias(WEFT__JOIN_STR(now))))
-LAYOUT2_ALIAS(LAYOUT2(weft__join_fork_cold), weft__join_fork_cold);
-LAYOUT2_ALIAS(LAYOUT2(weft__join_pop_cold), weft__join_pop_cold);
+#define LAYOUT2_PATH(old, now)                                                                     \
+    WEFT_API void old(struct weft__worker_head *h, struct weft__join_frame *f);                    \
+    void old(struct weft__worker_head *h, struct weft__join_frame *f) {                            \
+        now(h, f);                                                                                 \
+    }
+LAYOUT2_PATH(LAYOUT2(weft__join_fork_cold), weft__join_fork_cold)
+LAYOUT2_PATH(LAYOUT2(weft__join_pop_cold), weft__join_pop_cold)
 
 /* A thread that waits inside A (weft_event_wait, a scope's end, weft_run
  * into another pool) may wait for what one of its own private frames' B

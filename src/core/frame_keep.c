@@ -16,11 +16,17 @@
  * entry's do: the canonical frame address, the caller's stack pointer
  * before the asm, is 8 + 128 bytes above the return address's slot at
  * entry; unwinders (gdb, perf, sanitizers' reports) then see the caller as
- * it is. Each saved register is described too, for a debugger's view of
- * the caller. */
+ * it is (but for the caller's two instructions around the call, whose
+ * rows are the compiler's: a profiler's sample there may unwind wrong).
+ * Each saved register is described too, for a debugger's view of the
+ * caller. The C cold path's PLT slot may bind lazily here: its resolver
+ * changes r10 and r11, saved by then.
+ *
+ * `used`, here and on the C cold path (frame.c): each is called from asm
+ * alone, which link-time optimisation does not see. */
 #include "core/frame.h"
 
-#ifdef WEFT__JOIN_FORK_KEEPS
+#ifdef WEFT__JOIN_KEEP_ENTRY
 
 /* The directives where the compiler emits unwind tables as CFI directives
  * (it defines __GCC_HAVE_DWARF2_CFI_ASM then); nothing where it emits none,
@@ -36,7 +42,7 @@
  * count of the alignment. Offsets from the canonical frame address: the
  * return address at -136, rbp at -144, then the nine saves. */
 /* clang-format off */
-__attribute__((naked, no_instrument_function)) void weft__join_fork_cold_keep(void) {
+__attribute__((naked, used, no_instrument_function)) void weft__join_fork_cold_keep(void) {
     __asm__(CFI(".cfi_def_cfa_offset 136")      /* the caller's red zone, then the call */
             CFI(".cfi_offset %rip, -136")       /* the return address */
             "push %rbp\n\t"
