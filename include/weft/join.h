@@ -156,7 +156,7 @@ WEFT_API void weft__join_pop_cold_3s(struct weft__worker_head *w,
 }
 #endif
 
-/* A name, expanded, as a string: the cold paths' names in asm and aliases. */
+/* A name, expanded, as a string: a cold path's name in asm. */
 #define WEFT__JOIN_STR_(x) #x
 #define WEFT__JOIN_STR(x)  WEFT__JOIN_STR_(x)
 
@@ -265,12 +265,12 @@ WEFT_API void weft__join_fork_cold_keep_3s(void) WEFT__JOIN_NOTHROW;
     "|call qword ptr [rip + " WEFT__JOIN_STR(weft__join_fork_cold_keep) "@GOTPCREL]}\n\t"         \
     "{lea 128(%%rsp), %%rsp|lea rsp, [rsp + 128]}\n\t"
 /* clang-format on */
-/* The entry is named to the compiler too ("X", no code), for link-time
- * optimisation, which reads no asm and would not link it in. */
 #define WEFT__JOIN_VECTOR_CLOBBERS                                                                 \
     "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",       \
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)", "st(2)", "st(3)", "st(4)",     \
         "st(5)", "st(6)", "st(7)" WEFT__JOIN_CLOBBERS_AVX512
+/* The entry is named to the compiler too ("X", no code), for link-time
+ * optimisation, which reads no asm and would not link it in. */
 #define WEFT__JOIN_FORK_COLD(w, fr)                                                                \
     __asm__ volatile(WEFT__JOIN_FORK_COLD_CALL                                                     \
                      :                                                                             \
