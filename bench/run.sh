@@ -224,7 +224,9 @@ fails=$results/failures.txt
 
 machine_info() {
     echo "date:     $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "cpu:      $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs usable"
+    # The family and model too: a guest may name every host "AMD EPYC", and
+    # the ratios between runtimes differ between its generations.
+    echo "cpu:      $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')$(awk -F': *' '/^cpu family/ && !f {f=$2} /^model[^ ]*\t*:/ && !m {m=$2} END {if (f != "") printf " (family %s, model %s)", f, m}' /proc/cpuinfo), $(nproc) CPUs usable"
     # shellcheck source=/dev/null
     echo "os:       $(. /etc/os-release && echo "$PRETTY_NAME"), Linux $(uname -r)"
     echo "gcc:      $(gcc -dumpfullversion 2>/dev/null || echo none)"
