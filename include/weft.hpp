@@ -1416,36 +1416,59 @@ template <class F> void broadcast(pool_ref p, const F &f) {
 namespace detail {
 
 /* ---- sort -------------------------------------------------------------------
- * A parallel introsort, in place. A piece longer than sort_cutoff is
+ * A parallel quicksort, in place. A piece longer than sort_cutoff is
  * partitioned around a pivot on one thread and its two sides are sorted by a
  * weft::join, so every partition offers a side to idle workers; a shorter
- * piece is sorted by std::sort. The decisions, and what each one buys:
+ * piece is sorted on one thread by the same quicksort, and a piece of a few
+ * elements by insertion. The decisions, and what each one buys:
+ *  - Block partitioning (Edelkamp and Weiss's BlockQuicksort): a block of
+ *    elements from each end is compared with the pivot first, the positions
+ *    of those on the wrong side recorded without a branch, and then swapped
+ *    in pairs. The compares' outcome decides no branch, so a random input
+ *    costs no mispredicted branch per element: random 64-bit keys sort in
+ *    0.37 of std::sort's time (docs/performance.md, "Sort").
+ *  - Keys equal to the pivot go right. A piece whose left neighbour (the
+ *    pivot of an earlier partition, which orders no later than anything in
+ *    the piece) is not before its own pivot holds that key at its start:
+ *    it is partitioned into the keys equal to it, which are done, and the
+ *    rest (pattern-defeating quicksort's rule). An all-equal range or one
+ *    of few keys takes n compares a key.
+ *  - The pivot is the median of three, or for a piece of 128 or more
+ *    Tukey's ninther (the median of three medians of three, spread over the
+ *    piece): sorted, reverse-sorted and organ-pipe ranges split near their
+ *    middle.
+ *  - A budget of 2 log2(n) levels of partitions, as introsort has: a piece
+ *    that exhausts it (an input built against the pivot rule) is heap
+ *    sorted, whose worst case is n log n, so the whole sort's is too.
+ *  - Every step is a swap, except insertion's, which holds one element
+ *    aside and puts it back if a compare throws: after a compare's
+ *    exception the range holds every one of its elements. No scan runs past a bound, so a
+ *    comparison that is no strict weak order leaves the range in some order
+ *    (std::sort's may read outside it).
  *  - In place, no buffer: nothing is allocated, so nothing can fail for lack
  *    of memory, and an element needs only what std::sort needs of it (a
- *    move-only type sorts). Every step is a swap, so after an exception the
- *    range still holds its elements, except what std::sort was moving in the
- *    piece that threw.
- *  - Hoare's partition with both scans stopping at keys equivalent to the
- *    pivot: equal keys are swapped across and split evenly between the two
- *    sides, so an all-equal range halves at every level (n log n) where a
- *    partition that sends equal keys one way would peel one element a level
- *    (n^2). The pivot stays at the front of the left side.
- *  - The pivot is Tukey's ninther (the median of three medians of three,
- *    spread over the piece): sorted, reverse-sorted and organ-pipe ranges
- *    split near their middle.
- *  - A budget of 2 log2(n) levels of partitions, as introsort has: a piece
- *    that exhausts it (an input built against the pivot rule) goes to
- *    std::sort, whose worst case is n log n, so the whole sort's is too.
+ *    move-only type sorts).
  *  - What it costs: the first partition reads the whole range on one thread,
  *    the next two halves on two, and so on, so the critical path holds about
  *    2n compares against n log2(n) of work; the speed-up flattens out near
  *    log2(n)/2 threads. A sample sort or a multiway merge sort splits the
  *    first pass too, at the price of a buffer of n elements. */
 
-/* A piece this long or shorter is sorted by std::sort on one thread: some
- * 20 000 compares, tens of microseconds, against which a fork that is stolen
- * (a wake-up, a few cache misses: microseconds) is a few percent. */
+#ifdef __GNUC__
+#define WEFT__HPP_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define WEFT__HPP_ALWAYS_INLINE
+#endif
+
+/* A piece this long or shorter is sorted on one thread: some 20 000
+ * compares, tens of microseconds, against which a fork that is stolen (a
+ * wake-up, a few cache misses: microseconds) is a few percent. */
 inline constexpr std::ptrdiff_t sort_cutoff = 2048;
+/* A piece this long or shorter is sorted by insertion. */
+inline constexpr std::ptrdiff_t sort_insertion = 24;
+/* Elements a block partition compares at a time from each end (its
+ * positions are bytes). */
+inline constexpr int sort_block = 64;
 
 template <class It, class Comp> It median_of_3(It a, It b, It c, const Comp &comp) {
     if (comp(*a, *b)) {
@@ -1458,68 +1481,239 @@ template <class It, class Comp> It median_of_3(It a, It b, It c, const Comp &com
     return comp(*b, *c) ? c : b;
 }
 
-/* Partition [first, last) around its ninther, left at *first; returns the
- * cut c: nothing in [first, c) orders after the pivot, nothing in [c, last)
- * before it, and both are shorter than the piece. The scans test no bounds,
- * as std::sort's do (a bound would be a test in the sort's hottest loop):
- *  - the first scan up stops at the latest at the largest of the three
- *    medians, which orders no earlier than the pivot and is not *first; a
- *    later one at the element the previous swap put behind it;
- *  - the first scan down stops at the latest at the pivot itself; a later
- *    one at the element the previous swap put below it.
- * With a comparison that is no strict weak order a scan may run off the
- * range: undefined, as with std::sort. */
-template <class It, class Comp> It sort_partition(It first, It last, const Comp &comp) {
+/* Move the pivot of [first, last) (n > sort_insertion) to *first. */
+template <class It, class Comp> void sort_pivot_to_front(It first, It last, const Comp &comp) {
     auto n = last - first;
-    assert(n >= 16);
-    auto s = n / 8;
-    It mid = first + n / 2, back = last - 1;
-    It m = median_of_3(median_of_3(first, first + s, first + 2 * s, comp),
-                       median_of_3(mid - s, mid, mid + s, comp),
-                       median_of_3(back - 2 * s, back - s, back, comp), comp);
+    It mid = first + n / 2, back = last - 1, m;
+    if (n < 128) {
+        m = median_of_3(first, mid, back, comp);
+    } else {
+        auto s = n / 8;
+        m = median_of_3(median_of_3(first, first + s, first + 2 * s, comp),
+                        median_of_3(mid - s, mid, mid + s, comp),
+                        median_of_3(back - 2 * s, back - s, back, comp), comp);
+    }
     std::iter_swap(first, m);
+}
+
+/* Insertion sort of [first, last). The element being inserted is held
+ * aside while the ones before it move up; if a compare throws, the guard
+ * puts it into the gap, so the range keeps all its elements. */
+template <class It, class Comp> void sort_by_insertion(It first, It last, const Comp &comp) {
+    using T = typename std::iterator_traits<It>::value_type;
+    if (last - first < 2)
+        return;
+    for (It i = first + 1; i != last; ++i) {
+        if (!comp(*i, *(i - 1)))
+            continue;
+        struct gap {
+            T held;
+            It at;
+            ~gap() {
+                *at = std::move(held);
+            }
+        } g{std::move(*i), i};
+        do {
+            *g.at = std::move(*(g.at - 1));
+            --g.at;
+        } while (g.at != first && comp(g.held, *(g.at - 1)));
+    }
+}
+
+/* The positions among base[0, n) (n <= sort_block) whose element is on the
+ * wrong side, into at[]; their count. wrong(i) is a bool: it adds to the
+ * count instead of deciding a branch. */
+template <class Wrong> int sort_wrong_positions(int n, unsigned char *at, const Wrong &wrong) {
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        at[k] = static_cast<unsigned char>(i);
+        k += wrong(i) ? 1 : 0;
+    }
+    return k;
+}
+
+/* Partition [first, last) around *first: returns the pivot's place p, with
+ * [first, p) ordering before the pivot and nothing in (p, last) before it.
+ * Blocks from the left end record the elements not before the pivot, blocks
+ * from the right end those before it; the two lists are swapped pairwise,
+ * and a block whose list is spent is done. */
+template <class It, class Comp> It sort_block_partition(It first, It last, const Comp &comp) {
+    constexpr int B = sort_block;
+    const auto &pivot = *first;
+    It l = first + 1, r = last; /* [l, r): not yet placed; blocks at l and before r */
+    unsigned char left_at[B], right_at[B];
+    int left_n = 0, right_n = 0, left_from = 0, right_from = 0;
+    auto scan_left = [&](int n) {
+        left_from = 0;
+        left_n = sort_wrong_positions(n, left_at, [&](int i) { return !comp(l[i], pivot); });
+    };
+    auto scan_right = [&](int n) {
+        right_from = 0;
+        right_n =
+            sort_wrong_positions(n, right_at, [&](int i) { return comp(*(r - 1 - i), pivot); });
+    };
+    auto swap_pairs = [&] {
+        int k = std::min(left_n, right_n);
+        for (int i = 0; i < k; i++)
+            std::iter_swap(l + left_at[left_from + i], r - 1 - right_at[right_from + i]);
+        left_n -= k;
+        right_n -= k;
+        left_from += k;
+        right_from += k;
+    };
+    /* A block of left_size at l and one of right_size before r, where an
+     * end has none pending; the wrong elements swapped; spent blocks done.
+     * Inlined into the loop by force: called, gcc 12 sorted 5% slower. */
+    auto step = [&](int left_size, int right_size) WEFT__HPP_ALWAYS_INLINE {
+        if (left_n == 0)
+            scan_left(left_size);
+        if (right_n == 0)
+            scan_right(right_size);
+        swap_pairs();
+        if (left_n == 0)
+            l += left_size;
+        if (right_n == 0)
+            r -= right_size;
+    };
+    while (r - l > 2 * B)
+        step(B, B);
+    /* At most 2B left, one end's block perhaps still with wrong elements:
+     * the rest is one last block at each end that has none. */
+    int rest = static_cast<int>(r - l) - (left_n ? B : 0) - (right_n ? B : 0);
+    int left_size = B, right_size = B;
+    if (left_n == 0 && right_n == 0) {
+        left_size = rest / 2;
+        right_size = rest - left_size;
+    } else if (left_n == 0) {
+        left_size = rest;
+    } else {
+        right_size = rest;
+    }
+    step(left_size, right_size);
+    /* One end may still hold wrong elements, and [l, r) is its block: move
+     * them to the block's far side, the last one first. */
+    if (left_n) {
+        while (left_n--)
+            std::iter_swap(l + left_at[left_from + left_n], --r);
+        l = r;
+    } else {
+        while (right_n--)
+            std::iter_swap(r - 1 - right_at[right_from + right_n], l++);
+    }
+    std::iter_swap(first, l - 1);
+    return l - 1;
+}
+
+/* Partition [first, last) around *first, whose key its left neighbour
+ * holds too: returns the end of the keys equal to it, [first, end), which
+ * are in place. */
+template <class It, class Comp> It sort_equal_partition(It first, It last, const Comp &comp) {
+    const auto &pivot = *first;
     It i = first + 1, j = last;
     for (;;) {
-        /* [first + 1, i) orders no later than the pivot, [j, last) no earlier. */
-        while (comp(*i, *first))
+        while (i < j && !comp(pivot, *i))
             ++i;
-        --j;
-        while (comp(*first, *j))
+        while (i < j && comp(pivot, *(j - 1)))
             --j;
-        if (!(i < j))
-            return i; /* i is j or j + 1: [i, last) holds nothing before the pivot */
-        std::iter_swap(i, j);
+        if (i >= j)
+            return i;
+        std::iter_swap(i, --j);
         ++i;
     }
 }
 
-template <class It, class Comp> void sort_piece(It first, It last, const Comp &comp, int budget) {
+/* Heap sort of [first, last) by swaps: a piece whose partitions went badly. */
+template <class It, class Comp> void sort_by_heap(It first, It last, const Comp &comp) {
+    auto n = last - first;
+    auto sift = [&](decltype(n) root, decltype(n) end) {
+        for (;;) {
+            auto child = 2 * root + 1;
+            if (child >= end)
+                return;
+            if (child + 1 < end && comp(first[child], first[child + 1]))
+                ++child;
+            if (!comp(first[root], first[child]))
+                return;
+            std::iter_swap(first + root, first + child);
+            root = child;
+        }
+    };
+    for (auto i = n / 2; i-- > 0;)
+        sift(i, n);
+    for (auto end = n; end-- > 1;) {
+        std::iter_swap(first, first + end);
+        sift(0, end);
+    }
+}
+
+/* One partition of the piece [first, last), which has a left neighbour
+ * (first[-1], ordering no later than the piece) unless leftmost: returns
+ * the pivot's place p (the sides are [first, p) and (p, last)), or last
+ * when the piece's pivot key filled its start and [p, last) is what is
+ * left to sort, in *rest. */
+template <class It, class Comp>
+It sort_partition(It first, It last, const Comp &comp, bool leftmost, It *rest) {
+    sort_pivot_to_front(first, last, comp);
+    if (!leftmost && !comp(*(first - 1), *first)) {
+        *rest = sort_equal_partition(first, last, comp);
+        return last;
+    }
+    It p = sort_block_partition(first, last, comp);
+    *rest = p + 1;
+    return p;
+}
+
+/* [first, last) on this thread: the left side of each partition by
+ * recursion, the right side by the loop. */
+template <class It, class Comp>
+void sort_serial(It first, It last, const Comp &comp, int budget, bool leftmost) {
+    while (last - first > sort_insertion) {
+        if (budget-- == 0) {
+            sort_by_heap(first, last, comp);
+            return;
+        }
+        It rest, p = sort_partition(first, last, comp, leftmost, &rest);
+        if (p != last)
+            sort_serial(first, p, comp, budget, leftmost);
+        first = rest;
+        leftmost = false;
+    }
+    sort_by_insertion(first, last, comp);
+}
+
+template <class It, class Comp>
+void sort_piece(It first, It last, const Comp &comp, int budget, bool leftmost) {
     if (last - first <= sort_cutoff || budget == 0) {
-        std::sort(first, last, comp);
+        sort_serial(first, last, comp, budget, leftmost);
         return;
     }
-    It cut = sort_partition(first, last, comp);
-    weft::join([&] { sort_piece(first, cut, comp, budget - 1); },
-               [&] { sort_piece(cut, last, comp, budget - 1); });
+    It rest, p = sort_partition(first, last, comp, leftmost, &rest);
+    if (p == last) {
+        sort_piece(rest, last, comp, budget - 1, false);
+        return;
+    }
+    weft::join([&] { sort_piece(first, p, comp, budget - 1, leftmost); },
+               [&] { sort_piece(rest, last, comp, budget - 1, false); });
 }
 
 } // namespace detail
 
 /* Sort [first, last) into the order comp gives (a strict weak order, as for
  * std::sort; std::less<> without comp), in parallel inside pool p: a
- * parallel introsort (quicksort whose sides are forked, std::sort below a
- * few thousand elements, and std::sort for a piece whose partitions go badly,
- * so n log n compares at worst, also for sorted, reverse-sorted and
- * all-equal ranges). Random-access iterators only (one line says so
- * otherwise). Not stable: equivalent elements may change order, as with
- * std::sort. In place: allocates nothing; the element type needs what
- * std::sort needs (move-only types sort). comp is called concurrently from
- * several threads, through a const reference (a mutable lambda does not
- * compile). Threads and waiting as weft::run: from a worker of p the caller
- * takes part. If comp (or a move) throws, the pieces already forked finish,
- * the first exception is rethrown, and the range holds its elements in some
- * order (the piece that threw may have lost the element std::sort was
- * moving, as with std::sort). */
+ * parallel quicksort (block partitions, whose sides are forked above a few
+ * thousand elements; insertion below a few dozen; heap sort for a piece
+ * whose partitions go badly, so n log n compares at worst, also for
+ * sorted, reverse-sorted and all-equal ranges). Random-access iterators
+ * only (one line says so otherwise). Not stable: equivalent elements may
+ * change order, as with std::sort. In place: allocates nothing; the element
+ * type needs what std::sort needs (move-only types sort). comp is called
+ * concurrently from several threads, through a const reference (a mutable
+ * lambda does not compile). Threads and waiting as weft::run: from a worker
+ * of p the caller takes part. If comp throws, the pieces already forked
+ * finish, the first exception is rethrown, and the range holds all its
+ * elements, in some order; if a move throws, the element being moved may be
+ * lost, as with std::sort. With a comp that is no strict weak order the
+ * range ends in some order, and nothing outside it is touched. */
 template <class It, class Comp, std::enable_if_t<detail::is_iterator_v<It>, int> = 0>
 void sort(pool_ref p, It first, It last, const Comp &comp) {
     static_assert(detail::is_random_access_v<It>,
@@ -1531,14 +1725,14 @@ void sort(pool_ref p, It first, It last, const Comp &comp) {
                       "weft::sort: comp must be callable as comp(a, b) -> bool, and const (not a "
                       "mutable lambda): pieces compare concurrently");
         auto n = last - first;
-        if (n <= detail::sort_cutoff) {
-            std::sort(first, last, comp);
-            return;
-        }
         int budget = 0;
         for (auto k = n; k > 1; k >>= 1)
             budget += 2;
-        weft::run(p, [&] { detail::sort_piece(first, last, comp, budget); });
+        if (n <= detail::sort_cutoff) {
+            detail::sort_serial(first, last, comp, budget, true);
+            return;
+        }
+        weft::run(p, [&] { detail::sort_piece(first, last, comp, budget, true); });
     }
 }
 template <class It, std::enable_if_t<detail::is_iterator_v<It>, int> = 0>

@@ -178,6 +178,48 @@ TEST(sort_moves_elements_it_cannot_copy) {
     CHECK(std::is_sorted(k.begin(), k.end()));
 }
 
+/* Keys equal to a piece's left neighbour are set aside in one pass: an
+ * all-equal range costs a few compares a key, not log2(n) of them, and a
+ * range of two keys a few more. Counted, in pools and on one thread. */
+TEST(sort_compares_equal_keys_a_bounded_number_of_times) {
+    std::size_t n = scaled(1 << 18);
+    for (unsigned t : pool_sizes) {
+        weft::pool p = make_pool(t);
+        for (std::uint64_t keys : {1u, 2u}) {
+            std::vector<std::uint64_t> v = random_keys(n, keys, t);
+            std::atomic<std::size_t> compares{0};
+            weft::sort(p, v.begin(), v.end(), [&](std::uint64_t a, std::uint64_t b) {
+                compares.fetch_add(1, std::memory_order_relaxed);
+                return a < b;
+            });
+            CHECK(std::is_sorted(v.begin(), v.end()));
+            CHECK(compares.load() <= (2 * keys + 1) * n);
+        }
+    }
+}
+
+/* A comparison that is no strict weak order (<=, or a coin toss) is the
+ * caller's error, but the sort still stays inside the range (ASan would
+ * see a read outside it) and keeps every element. */
+TEST(sort_stays_in_the_range_under_a_broken_comparison) {
+    std::size_t n = scaled(100000);
+    for (unsigned t : pool_sizes) {
+        weft::pool p = make_pool(t);
+        for (std::size_t size : {std::size_t{100}, std::size_t{3000}, n}) {
+            std::vector<std::uint64_t> v = random_keys(size, 50, size), want = v;
+            weft::sort(p, v.begin(), v.end(),
+                       [](std::uint64_t a, std::uint64_t b) { return a <= b; });
+            std::atomic<std::uint64_t> toss{0};
+            weft::sort(p, v.begin(), v.end(), [&](std::uint64_t, std::uint64_t) {
+                return mix(toss.fetch_add(1, std::memory_order_relaxed)) & 1;
+            });
+            std::sort(v.begin(), v.end());
+            std::sort(want.begin(), want.end());
+            CHECK(v == want);
+        }
+    }
+}
+
 /* Sorts inside jobs: each piece of a loop sorts its own vector, on the
  * worker that runs it (the caller takes part in its own sort). */
 TEST(sort_nests_inside_jobs) {
@@ -193,6 +235,49 @@ TEST(sort_nests_inside_jobs) {
 }
 
 #if WEFT_HPP_EXCEPTIONS
+/* A comparator that throws at its k-th compare, for k all through a sort of
+ * a piece below the cutoff (partitions, then insertions), on one thread:
+ * the range still holds each of its elements once. */
+TEST(sort_keeps_every_element_when_the_comparator_throws) {
+    std::size_t n = 2000;
+    weft::pool p = make_pool(1);
+    std::size_t total = 0;
+    {
+        std::vector<std::uint64_t> v = random_keys(n, UINT64_MAX, 11);
+        weft::sort(p, v.begin(), v.end(), [&](std::uint64_t a, std::uint64_t b) {
+            total++;
+            return a < b;
+        });
+    }
+    for (std::size_t k = 0; k < total; k += 1 + total / 400) {
+        std::vector<std::unique_ptr<std::uint64_t>> v;
+        std::vector<std::uint64_t> want = random_keys(n, UINT64_MAX, 11);
+        for (std::uint64_t x : want)
+            v.push_back(std::make_unique<std::uint64_t>(x));
+        std::size_t calls = 0;
+        bool threw = false;
+        try {
+            weft::sort(p, v.begin(), v.end(), [&](const auto &a, const auto &b) {
+                if (calls++ == k)
+                    throw std::runtime_error("comparator");
+                return *a < *b;
+            });
+        } catch (const std::runtime_error &) {
+            threw = true;
+        }
+        CHECK(threw);
+        std::vector<std::uint64_t> got;
+        for (const auto &x : v) {
+            CHECK(x != nullptr);
+            if (x)
+                got.push_back(*x);
+        }
+        std::sort(got.begin(), got.end());
+        std::sort(want.begin(), want.end());
+        CHECK(got == want);
+    }
+}
+
 /* A comparator that throws after some compares: the exception reaches the
  * caller once the forked pieces have finished; the pool is fine after. With
  * move-only elements, ASan's leak check sees that nothing leaks. */
@@ -217,6 +302,8 @@ TEST(sort_rethrows_what_the_comparator_throws) {
         }
         CHECK(threw);
         CHECK_EQ(v.size(), n);
+        for (std::size_t i = 0; i < n; i++)
+            CHECK(v[i] != nullptr); /* no element lost, whichever step threw */
     }
     std::vector<std::uint64_t> v = random_keys(scaled(100000), UINT64_MAX, 9), want = v;
     weft::sort(p, v.begin(), v.end());
