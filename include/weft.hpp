@@ -1426,7 +1426,7 @@ namespace detail {
  *    of those on the wrong side recorded without a branch, and then swapped
  *    in pairs. The compares' outcome decides no branch, so a random input
  *    costs no mispredicted branch per element: random 64-bit keys sort in
- *    0.37 of std::sort's time (docs/performance.md, "Sort").
+ *    0.37 of std::sort's time (docs/performance.md, "Where weft loses").
  *  - Keys equal to the pivot go right. A piece whose left neighbour (the
  *    pivot of an earlier partition, which orders no later than anything in
  *    the piece) is not before its own pivot holds that key at its start:

@@ -21,7 +21,7 @@
 
 #define WEFT_VERSION_MAJOR 0
 #define WEFT_VERSION_MINOR 3
-#define WEFT_VERSION_PATCH 4
+#define WEFT_VERSION_PATCH 5
 
 /* "MAJOR.MINOR.PATCH" as a number, for compile-time comparisons. */
 #define WEFT_VERSION_HEX                                                                           \
