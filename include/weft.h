@@ -960,10 +960,15 @@ WEFT_API int weft_reduce(weft_pool *pool, size_t begin, size_t end, size_t grain
  * gives, as qsort does, in parallel inside pool (NULL: the current pool):
  * cmp(a, b) returns a negative number, 0 or a positive number as the element
  * at a orders before, with, or after the one at b, a total order as qsort
- * requires. A parallel introsort: pieces above a few thousand elements are
- * partitioned around a pivot and their two sides forked (weft_join); n log n
- * compares at worst, also for sorted, reverse-sorted and all-equal arrays.
- * Not stable (equal elements may change order, as with qsort). In place:
+ * requires. A parallel quicksort: pieces above a few thousand elements are
+ * partitioned around a pivot and their two sides forked (weft_join); the
+ * partitions compare a block of elements at a time and branch on no
+ * compare's outcome; keys equal to an earlier pivot are set aside in one
+ * pass (an all-equal array: about 2n compares); a badly split piece is heap
+ * sorted, so n log n compares at worst, also for sorted and reverse-sorted
+ * arrays. With a cmp that is no total order the array ends in some order,
+ * and nothing outside it is read or written. Not stable (equal elements may
+ * change order, as with qsort). In place:
  * allocates nothing, any size. cmp is called concurrently from several
  * threads, on elements of the array; it must not modify them. Where it
  * runs and how the caller waits: as weft_run (on a worker of pool, the

@@ -2,8 +2,9 @@
 /* weft_sort, weft_sort_r: the order qsort gives, at sizes around the
  * cutoffs, on random, sorted, reverse-sorted, all-equal and duplicate-heavy
  * arrays, on pools of one worker and oversubscribed ones; elements of odd
- * sizes; the context of weft_sort_r; sorts inside jobs; cancellation and
- * every documented errno. */
+ * sizes; the context of weft_sort_r; the compares equal keys cost; a
+ * broken comparison; sorts inside jobs; cancellation and every documented
+ * errno. */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -177,6 +178,65 @@ TEST(sort_r_passes_its_context) {
     CHECK_EQ(weft_pool_destroy(pool), 0);
     free(keys);
     free(idx);
+}
+
+/* Keys equal to a piece's left neighbour are set aside in one pass: an
+ * all-equal array costs a few compares a key, not log2(n) of them; two
+ * keys a few more. Counted, in pools and on one thread. */
+static atomic_size_t compares;
+
+static int cmp_counted(const void *a, const void *b) {
+    atomic_fetch_add_explicit(&compares, 1, memory_order_relaxed);
+    return cmp_u64(a, b);
+}
+
+TEST(compares_equal_keys_a_bounded_number_of_times) {
+    size_t n = (size_t)scaled(1 << 18);
+    uint64_t *v = malloc(n * sizeof *v);
+    CHECK(v);
+    for (size_t t = 0; t < sizeof pool_sizes / sizeof pool_sizes[0]; t++) {
+        weft_pool *pool = make_pool(pool_sizes[t]);
+        for (uint64_t keys = 1; keys <= 2; keys++) {
+            for (size_t i = 0; i < n; i++)
+                v[i] = mix(i + t) % keys;
+            atomic_store(&compares, 0);
+            CHECK_EQ(weft_sort(pool, v, n, sizeof *v, cmp_counted), 0);
+            for (size_t i = 1; i < n; i++)
+                CHECK(v[i - 1] <= v[i]);
+            CHECK(atomic_load(&compares) <= (2 * keys + 1) * n);
+        }
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+    free(v);
+}
+
+/* A comparison that is no total order (a coin toss) is the caller's error,
+ * but the sort stays inside the array (ASan would see a read outside it)
+ * and keeps every element. */
+static atomic_uint_fast64_t tosses;
+
+static int cmp_toss(const void *a, const void *b) {
+    (void)a;
+    (void)b;
+    return (int)(mix(atomic_fetch_add_explicit(&tosses, 1, memory_order_relaxed)) % 3) - 1;
+}
+
+TEST(stays_in_the_array_under_a_broken_comparison) {
+    size_t n = (size_t)scaled(100000);
+    uint64_t *v = malloc(n * sizeof *v), *want = malloc(n * sizeof *want);
+    CHECK(v && want);
+    for (size_t t = 0; t < sizeof pool_sizes / sizeof pool_sizes[0]; t++) {
+        weft_pool *pool = make_pool(pool_sizes[t]);
+        for (size_t i = 0; i < n; i++)
+            want[i] = v[i] = mix(i) % 50;
+        CHECK_EQ(weft_sort(pool, v, n, sizeof *v, cmp_toss), 0);
+        qsort(v, n, sizeof *v, cmp_u64);
+        qsort(want, n, sizeof *want, cmp_u64);
+        CHECK(memcmp(v, want, n * sizeof *v) == 0);
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
+    free(v);
+    free(want);
 }
 
 /* Sorts inside the pieces of a loop: each on the worker that runs it,

@@ -10,9 +10,15 @@
  *    one thread by the same partitioning, recursing into the smaller side
  *    and looping on the larger (stack depth log2 n), and by insertion below
  *    INSERTION;
- *  - Hoare's partition, both scans stopping at keys equal to the pivot: equal
- *    keys split evenly between the sides, so an all-equal array halves at
- *    every level (n log n) instead of peeling one element a level (n^2);
+ *  - block partitions (BlockQuicksort): a block of elements from each end
+ *    is compared with the pivot first, the positions of those on the wrong
+ *    side recorded without a branch on the outcome, then swapped in pairs,
+ *    so a random array costs no mispredicted branch per element;
+ *  - keys equal to the pivot go right; a piece whose left neighbour (an
+ *    earlier pivot, ordering no later than the piece) is not before its own
+ *    pivot starts with that key: its equal keys are set aside in one pass
+ *    and are done, so an all-equal array or one of few keys takes a few
+ *    compares a key (pattern-defeating quicksort's rule);
  *  - the pivot is the median of three, or for pieces of NINTHER or more
  *    Tukey's ninther: sorted, reverse-sorted and organ-pipe arrays split
  *    near their middle;
@@ -47,6 +53,9 @@
 /* From this many elements on, the ninther: nine samples spread over the
  * piece are worth their six extra compares. */
 #define NINTHER 128
+/* Elements a block partition compares at a time from each end (its
+ * positions are bytes). */
+#define BLOCK 64
 
 typedef struct sorter {
     size_t size;
@@ -101,12 +110,9 @@ static char *median_of_3(const sorter *s, char *a, char *b, char *c) {
     return compare(s, b, c) < 0 ? c : b;
 }
 
-/* Partition base[0, n), n > INSERTION, around its median of three (or
- * ninther), and return the pivot's final index p: nothing in [0, p) orders
- * after it, nothing in (p, n) before it. The scans are bounded by each
- * other (i <= j), so a comparison function that is no total order gives a
- * wrong order but never an access outside the array. */
-static size_t partition(const sorter *s, char *base, size_t n) {
+/* Move the pivot of base[0, n), n > INSERTION, to base[0]: the median of
+ * three, or the ninther. */
+static void pivot_to_front(const sorter *s, char *base, size_t n) {
     char *m;
     if (n >= NINTHER) {
         size_t e = n / 8, mid = n / 2, back = n - 1;
@@ -118,21 +124,135 @@ static size_t partition(const sorter *s, char *base, size_t n) {
         m = median_of_3(s, at(s, base, 0), at(s, base, n / 2), at(s, base, n - 1));
     }
     swap(s, base, m);
-    size_t i = 1, j = n - 1;
+}
+
+/* One end of a block partition: the next block's start (the left end) or
+ * end (the right end), and the positions in it still to swap. */
+typedef struct block_end {
+    char *edge;
+    unsigned char at[BLOCK];
+    int from, left; /* at[from, from + left): still to swap */
+} block_end;
+
+/* Record which of the k elements from the left end (step 1) or the right
+ * end (step -1) are on the wrong side of the pivot: a left one not before
+ * it, a right one before it. The compare's outcome is added, not branched
+ * on. */
+static void block_scan(const sorter *s, const char *pivot, block_end *e, int k, int step) {
+    e->from = 0;
+    e->left = 0;
+    for (int i = 0; i < k; i++) {
+        const char *x =
+            step > 0 ? e->edge + (size_t)i * s->size : e->edge - (size_t)(i + 1) * s->size;
+        int c = compare(s, x, pivot);
+        e->at[e->left] = (unsigned char)i;
+        e->left += step > 0 ? c >= 0 : c < 0;
+    }
+}
+
+/* The i-th element (i < BLOCK) of the left end's block, and of the right's. */
+static char *left_at(const sorter *s, const block_end *e, int i) {
+    return e->edge + (size_t)e->at[e->from + i] * s->size;
+}
+static char *right_at(const sorter *s, const block_end *e, int i) {
+    return e->edge - (size_t)(e->at[e->from + i] + 1) * s->size;
+}
+
+/* Swap the wrong elements of both ends pairwise; an end whose list is
+ * spent moves past its block of `size` elements. */
+static void block_step(const sorter *s, const char *pivot, block_end *l, block_end *r, int lsize,
+                       int rsize) {
+    if (l->left == 0)
+        block_scan(s, pivot, l, lsize, 1);
+    if (r->left == 0)
+        block_scan(s, pivot, r, rsize, -1);
+    int k = l->left < r->left ? l->left : r->left;
+    for (int i = 0; i < k; i++)
+        swap(s, left_at(s, l, i), right_at(s, r, i));
+    l->from += k;
+    l->left -= k;
+    r->from += k;
+    r->left -= k;
+    if (l->left == 0)
+        l->edge += (size_t)lsize * s->size;
+    if (r->left == 0)
+        r->edge -= (size_t)rsize * s->size;
+}
+
+/* Partition base[0, n), n > INSERTION, around base[0] and return the
+ * pivot's final index p: base[0, p) orders before it, nothing in (p, n)
+ * before it. Every access is inside the array, whatever the comparison
+ * function answers. */
+static size_t block_partition(const sorter *s, char *base, size_t n) {
+    block_end l = {.edge = at(s, base, 1)}, r = {.edge = at(s, base, n)};
+    size_t width = (size_t)(r.edge - l.edge) / s->size; /* elements in [l, r) */
+    while (width > 2 * BLOCK) {
+        block_step(s, base, &l, &r, BLOCK, BLOCK);
+        width = (size_t)(r.edge - l.edge) / s->size;
+    }
+    /* At most 2 BLOCK left, one end's block perhaps with wrong elements
+     * still: the rest makes one last block at each end that has none. */
+    int rest = (int)width - (l.left ? BLOCK : 0) - (r.left ? BLOCK : 0);
+    int lsize = BLOCK, rsize = BLOCK;
+    if (!l.left && !r.left) {
+        lsize = rest / 2;
+        rsize = rest - lsize;
+    } else if (!l.left) {
+        lsize = rest;
+    } else {
+        rsize = rest;
+    }
+    block_step(s, base, &l, &r, lsize, rsize);
+    /* One end may still hold wrong elements, and [l, r) is its block: move
+     * them to the block's far side, the last one first. */
+    char *cut = l.edge;
+    if (l.left) {
+        char *end = r.edge;
+        while (l.left--) {
+            end -= s->size;
+            swap(s, left_at(s, &l, l.left), end);
+        }
+        cut = end;
+    } else {
+        while (r.left--) {
+            swap(s, right_at(s, &r, r.left), cut);
+            cut += s->size;
+        }
+    }
+    size_t p = (size_t)(cut - base) / s->size - 1;
+    swap(s, base, at(s, base, p));
+    return p;
+}
+
+/* Partition base[0, n) around base[0], whose key its left neighbour holds
+ * too: returns how many elements equal it, which are then in place at the
+ * front. */
+static size_t equal_partition(const sorter *s, char *base, size_t n) {
+    size_t i = 1, j = n;
     for (;;) {
-        /* [1, i) orders no later than the pivot, (j, n) no earlier. */
-        while (i <= j && compare(s, at(s, base, i), base) < 0)
+        while (i < j && compare(s, base, at(s, base, i)) >= 0)
             i++;
-        while (i <= j && compare(s, base, at(s, base, j)) < 0)
+        while (i < j && compare(s, base, at(s, base, j - 1)) < 0)
             j--;
         if (i >= j)
-            break;
-        swap(s, at(s, base, i++), at(s, base, j--));
+            return i;
+        swap(s, at(s, base, i++), at(s, base, --j));
     }
-    /* j < i, or both stopped at one element equal to the pivot: base[j]
-     * orders no later than the pivot, so it may go to the front. */
-    swap(s, base, at(s, base, j));
-    return j;
+}
+
+/* One partition of base[0, n), whose left neighbour base[-1] orders no
+ * later than it unless leftmost: the pivot's index p, the sides [0, p) and
+ * (p, n); or n when the piece's pivot key filled its front, *rest elements
+ * of it, and what follows them is what is left to sort. */
+static size_t partition(const sorter *s, char *base, size_t n, bool leftmost, size_t *rest) {
+    pivot_to_front(s, base, n);
+    if (!leftmost && compare(s, base - s->size, base) >= 0) {
+        *rest = equal_partition(s, base, n);
+        return n;
+    }
+    size_t p = block_partition(s, base, n);
+    *rest = p + 1;
+    return p;
 }
 
 static void insertion_sort(const sorter *s, char *base, size_t n) {
@@ -161,20 +281,27 @@ static void heap_sort(const sorter *s, char *base, size_t n) {
     }
 }
 
-/* One thread's introsort of base[0, n) with `budget` levels left. */
-static void sort_serial(const sorter *s, char *base, size_t n, unsigned budget) {
+/* One thread's sort of base[0, n) with `budget` levels left: the smaller
+ * side of each partition by recursion, the larger by the loop (stack depth
+ * log2 n). leftmost: base[-1] is no neighbour of the piece. */
+static void sort_serial(const sorter *s, char *base, size_t n, unsigned budget, bool leftmost) {
     while (n > INSERTION) {
         if (budget-- == 0) {
             heap_sort(s, base, n);
             return;
         }
-        size_t p = partition(s, base, n);
-        if (p < n - 1 - p) {
-            sort_serial(s, base, p, budget);
-            base = at(s, base, p + 1);
-            n -= p + 1;
+        size_t rest, p = partition(s, base, n, leftmost, &rest);
+        if (p == n) { /* the front is done */
+            base = at(s, base, rest);
+            n -= rest;
+            leftmost = false;
+        } else if (p < n - rest) {
+            sort_serial(s, base, p, budget, leftmost);
+            base = at(s, base, rest);
+            n -= rest;
+            leftmost = false;
         } else {
-            sort_serial(s, at(s, base, p + 1), n - 1 - p, budget);
+            sort_serial(s, at(s, base, rest), n - rest, budget, false);
             n = p;
         }
     }
@@ -187,6 +314,7 @@ typedef struct piece {
     char *base;
     size_t n;
     unsigned budget;
+    bool leftmost;
 } piece;
 
 static void sort_piece(void *arg) {
@@ -198,12 +326,16 @@ static void sort_piece(void *arg) {
         return;
     }
     if (pc->n <= CUTOFF || pc->budget == 0) {
-        sort_serial(s, pc->base, pc->n, pc->budget);
+        sort_serial(s, pc->base, pc->n, pc->budget, pc->leftmost);
         return;
     }
-    size_t p = partition(s, pc->base, pc->n);
-    piece left = {s, pc->base, p, pc->budget - 1};
-    piece right = {s, at(s, pc->base, p + 1), pc->n - 1 - p, pc->budget - 1};
+    size_t rest, p = partition(s, pc->base, pc->n, pc->leftmost, &rest);
+    piece right = {s, at(s, pc->base, rest), pc->n - rest, pc->budget - 1, false};
+    if (p == pc->n) {
+        sort_piece(&right);
+        return;
+    }
+    piece left = {s, pc->base, p, pc->budget - 1, pc->leftmost};
     weft_join(sort_piece, &left, sort_piece, &right);
 }
 
@@ -231,7 +363,7 @@ static int sort_any(weft_pool *pool, void *base, size_t n, size_t size,
     sorter s = {size, cmp, cmp_r, arg, 0, false};
     for (size_t k = n; k > 1; k >>= 1)
         s.budget += 2;
-    piece root = {&s, base, n, s.budget};
+    piece root = {&s, base, n, s.budget, true};
     if (n <= CUTOFF) {
         sort_root(&root); /* on this thread: a pool would only add a hop */
     } else {
