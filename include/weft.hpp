@@ -1432,7 +1432,7 @@ namespace detail {
  *    the piece) is not before its own pivot holds that key at its start:
  *    it is partitioned into the keys equal to it, which are done, and the
  *    rest (pattern-defeating quicksort's rule). An all-equal range or one
- *    of few keys takes n compares a key.
+ *    of few keys takes a few compares a key (about 2n in all).
  *  - The pivot is the median of three, or for a piece of 128 or more
  *    Tukey's ninther (the median of three medians of three, spread over the
  *    piece): sorted, reverse-sorted and organ-pipe ranges split near their
@@ -1649,8 +1649,8 @@ template <class It, class Comp> void sort_by_heap(It first, It last, const Comp 
 /* One partition of the piece [first, last), which has a left neighbour
  * (first[-1], ordering no later than the piece) unless leftmost: returns
  * the pivot's place p (the sides are [first, p) and (p, last)), or last
- * when the piece's pivot key filled its start and [p, last) is what is
- * left to sort, in *rest. */
+ * when the piece's pivot key filled its start and [*rest, last) is what is
+ * left to sort. */
 template <class It, class Comp>
 It sort_partition(It first, It last, const Comp &comp, bool leftmost, It *rest) {
     sort_pivot_to_front(first, last, comp);
@@ -1712,8 +1712,8 @@ void sort_piece(It first, It last, const Comp &comp, int budget, bool leftmost) 
  * of p the caller takes part. If comp throws, the pieces already forked
  * finish, the first exception is rethrown, and the range holds all its
  * elements, in some order; if a move throws, the element being moved may be
- * lost, as with std::sort. With a comp that is no strict weak order the
- * range ends in some order, and nothing outside it is touched. */
+ * lost, or the program terminated (a move back during unwinding). With a comp that is no strict
+ * weak order the range ends in some order, and nothing outside it is touched. */
 template <class It, class Comp, std::enable_if_t<detail::is_iterator_v<It>, int> = 0>
 void sort(pool_ref p, It first, It last, const Comp &comp) {
     static_assert(detail::is_random_access_v<It>,

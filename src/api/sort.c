@@ -91,6 +91,8 @@ static inline void swap_bytes(char *a, char *b, size_t n) {
 
 /* Swap two elements; the sizes of the common scalars get constant sizes. */
 static void swap(const sorter *s, char *a, char *b) {
+    if (a == b)
+        return; /* memcpy onto itself is undefined (a block's own place) */
     if (s->size == sizeof(uint64_t))
         swap_bytes(a, b, sizeof(uint64_t));
     else if (s->size == sizeof(uint32_t))
