@@ -1663,8 +1663,8 @@ It sort_partition(It first, It last, const Comp &comp, bool leftmost, It *rest) 
     return p;
 }
 
-/* [first, last) on this thread: the left side of each partition by
- * recursion, the right side by the loop. */
+/* [first, last) on this thread: the smaller side of each partition by
+ * recursion, the larger by the loop (stack depth log2 n). */
 template <class It, class Comp>
 void sort_serial(It first, It last, const Comp &comp, int budget, bool leftmost) {
     while (last - first > sort_insertion) {
@@ -1673,10 +1673,17 @@ void sort_serial(It first, It last, const Comp &comp, int budget, bool leftmost)
             return;
         }
         It rest, p = sort_partition(first, last, comp, leftmost, &rest);
-        if (p != last)
+        if (p == last) { /* the front is done */
+            first = rest;
+            leftmost = false;
+        } else if (p - first < last - rest) {
             sort_serial(first, p, comp, budget, leftmost);
-        first = rest;
-        leftmost = false;
+            first = rest;
+            leftmost = false;
+        } else {
+            sort_serial(rest, last, comp, budget, false);
+            last = p;
+        }
     }
     sort_by_insertion(first, last, comp);
 }

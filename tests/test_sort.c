@@ -6,6 +6,7 @@
  * broken comparison; sorts inside jobs; cancellation and every documented
  * errno. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -237,6 +238,71 @@ TEST(stays_in_the_array_under_a_broken_comparison) {
     }
     free(v);
     free(want);
+}
+
+/* McIlroy's adversary ("A killer adversary for quicksort", 1999): every key
+ * starts as gas, above every solid key; a compare of two gas keys freezes
+ * one of them, the one likelier to be the pivot, to the next solid value.
+ * A quicksort against it splits a few keys off each partition, so only
+ * the budget's heap sort keeps the compares near n log n. It answers as
+ * one strict weak order would (frozen keys keep their values, gas sorts
+ * after them), so the result must be sorted by the final values. The lock
+ * makes one history of the compares of concurrent pieces. */
+typedef struct adversary {
+    pthread_mutex_t lock;
+    size_t *value; /* a key's value; gas until frozen */
+    size_t gas, solid, candidate, compares;
+} adversary;
+
+static int cmp_adversary(const void *a, const void *b, void *arg) {
+    adversary *k = arg;
+    uint32_t x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    pthread_mutex_lock(&k->lock);
+    k->compares++;
+    if (k->value[x] == k->gas && k->value[y] == k->gas)
+        k->value[x == k->candidate ? x : y] = k->solid++;
+    if (k->value[x] == k->gas)
+        k->candidate = x;
+    else if (k->value[y] == k->gas)
+        k->candidate = y;
+    int c = (k->value[x] > k->value[y]) - (k->value[x] < k->value[y]);
+    pthread_mutex_unlock(&k->lock);
+    return c;
+}
+
+/* The adversary's keys, sorted on one thread (a piece of the cutoff) and in
+ * pools: sorted by the values it gave, in at most 5 n log2(n) compares:
+ * 2 log2(n) levels of partitions of about n compares each, then a heap
+ * sort's 2 n log2(n). Without the heap sort the count grows as n^2. */
+TEST(stays_n_log_n_against_a_killer_adversary) {
+    size_t sizes_[] = {2048, (size_t)scaled(1 << 15)};
+    for (size_t t = 0; t < sizeof pool_sizes / sizeof pool_sizes[0]; t++) {
+        weft_pool *pool = make_pool(pool_sizes[t]);
+        for (int s = 0; s < 2; s++) {
+            size_t n = sizes_[s], log2n = 0;
+            for (size_t m = n; m > 1; m >>= 1)
+                log2n++;
+            adversary k = {.gas = n, .candidate = 0};
+            CHECK_EQ(pthread_mutex_init(&k.lock, NULL), 0);
+            uint32_t *idx = malloc(n * sizeof *idx);
+            k.value = malloc(n * sizeof *k.value);
+            CHECK(idx && k.value);
+            for (size_t i = 0; i < n; i++) {
+                idx[i] = (uint32_t)i;
+                k.value[i] = k.gas;
+            }
+            CHECK_EQ(weft_sort_r(pool, idx, n, sizeof *idx, cmp_adversary, &k), 0);
+            for (size_t i = 1; i < n; i++)
+                CHECK(k.value[idx[i - 1]] <= k.value[idx[i]]);
+            CHECK(k.compares <= 5 * n * log2n);
+            pthread_mutex_destroy(&k.lock);
+            free(idx);
+            free(k.value);
+        }
+        CHECK_EQ(weft_pool_destroy(pool), 0);
+    }
 }
 
 /* Sorts inside the pieces of a loop: each on the worker that runs it,

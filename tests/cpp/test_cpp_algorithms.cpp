@@ -15,6 +15,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -216,6 +217,48 @@ TEST(sort_stays_in_the_range_under_a_broken_comparison) {
             std::sort(v.begin(), v.end());
             std::sort(want.begin(), want.end());
             CHECK(v == want);
+        }
+    }
+}
+
+/* McIlroy's adversary ("A killer adversary for quicksort", 1999): every key
+ * starts as gas, above every solid key; a compare of two gas keys freezes
+ * one of them, the one likelier to be the pivot, to the next solid value.
+ * A quicksort against it splits a few keys off each partition, so only
+ * the budget's heap sort keeps the compares near n log n. It answers as
+ * one strict weak order would (frozen keys keep their values, gas sorts
+ * after them); the lock makes one history of concurrent pieces' compares.
+ * Sorted by the values it gave, on one thread (a piece of the cutoff) and
+ * in pools, in at most 5 n log2(n) compares: 2 log2(n) levels of
+ * partitions of about n compares each, then a heap sort's 2 n log2(n).
+ * Without the heap sort the count grows as n^2. */
+TEST(sort_stays_n_log_n_against_a_killer_adversary) {
+    for (unsigned t : pool_sizes) {
+        weft::pool p = make_pool(t);
+        for (std::size_t n : {std::size_t{2048}, scaled(1 << 15)}) {
+            std::size_t log2n = 0;
+            for (std::size_t m = n; m > 1; m >>= 1)
+                log2n++;
+            std::mutex lock;
+            const std::size_t gas = n;
+            std::vector<std::size_t> value(n, gas);
+            std::size_t solid = 0, candidate = 0, compares = 0;
+            std::vector<std::uint32_t> keys(n);
+            std::iota(keys.begin(), keys.end(), 0u);
+            weft::sort(p, keys.begin(), keys.end(), [&](std::uint32_t x, std::uint32_t y) {
+                std::lock_guard<std::mutex> hold(lock);
+                compares++;
+                if (value[x] == gas && value[y] == gas)
+                    value[x == candidate ? x : y] = solid++;
+                if (value[x] == gas)
+                    candidate = x;
+                else if (value[y] == gas)
+                    candidate = y;
+                return value[x] < value[y];
+            });
+            for (std::size_t i = 1; i < n; i++)
+                CHECK(value[keys[i - 1]] <= value[keys[i]]);
+            CHECK(compares <= 5 * n * log2n);
         }
     }
 }
