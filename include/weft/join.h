@@ -310,12 +310,12 @@ weft__join_fork_as(struct weft__worker_head *w, struct weft__join_frame *fr, wef
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
     WEFT__STORE(&w->frames, fr, release);
     WEFT__JOIN_YIELD();
-    /* Relaxed: the episode's first private frame, or a raised bit, takes the
-     * fenced cold path. */
+    /* Relaxed: the episode's first private frame (claim's frame is prev),
+     * or a raised bit, takes the fenced cold path. A frame's address has
+     * its low bits clear, so with no bit raised claim is its frame, and one
+     * compare with prev tests both (no mask of claim first). */
     c = WEFT__LOAD(&w->claim, relaxed);
-    if (__builtin_expect((c & ~WEFT__CAST(static, uintptr_t, WEFT__CLAIM_BITS)) ==
-                                 WEFT__CAST(reinterpret, uintptr_t, prev) ||
-                             (c & WEFT__CLAIM_BITS),
+    if (__builtin_expect(c == WEFT__CAST(reinterpret, uintptr_t, prev) || (c & WEFT__CLAIM_BITS),
                          0))
         WEFT__JOIN_FORK_COLD(w, fr);
     return prev;
