@@ -22,6 +22,9 @@
 #   make bench-against REV=<commit> [PROGRAM=weft_bench] [ARGS="..."] [RUNS=10]
 #                    this tree's library against REV's, on REV's benchmark
 #                    program, built alike; interleaved (bench/against.sh)
+#   make bench-layouts LACE_DIR=<a Lace source tree> [REV=<commit>] [RUNS=10]
+#                    the typed fork-join suite against Lace at four code
+#                    layouts, with REV's beside it (bench/layouts.sh)
 #   make format      clang-format every C file; make format-check verifies
 #   make install     build and install into $(PREFIX) (default /usr/local):
 #                    headers, libweft.so and libweft.a, weft.pc, CMake package;
@@ -41,7 +44,7 @@ YIELD_SEEDS ?= 1 2 3
 SOAK_SECONDS ?= 600
 SOAK_SEED ?= 1
 
-.PHONY: all test test-release test-asan test-tsan test-posix test-yield soak bench bench-policy bench-smoke bench-against format format-check clean \
+.PHONY: all test test-release test-asan test-tsan test-posix test-yield soak bench bench-policy bench-smoke bench-against bench-layouts format format-check clean \
 	install uninstall deb abi-baseline examples docs
 
 all:
@@ -159,6 +162,10 @@ PROGRAM ?= weft_bench
 bench-against: deps-bench
 	@test -n "$(REV)" || { echo "make bench-against: REV=<commit> is required" >&2; exit 2; }
 	bench/against.sh --runs $(RUNS) --target $(PROGRAM) $(REV) $(ARGS)
+
+bench-layouts: deps-bench
+	@test -n "$(LACE_DIR)" || { echo "make bench-layouts: LACE_DIR=<a Lace source tree> is required" >&2; exit 2; }
+	bench/layouts.sh --lace $(LACE_DIR) --runs $(RUNS) $(if $(REV),--rev $(REV))
 
 # install builds in a directory of its own configured for $(PREFIX), so that
 # GNUInstallDirs picks the library directory the prefix calls for (Debian:
