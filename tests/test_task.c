@@ -48,7 +48,7 @@ static void fib_root(void *arg) {
 static long fib_serial_head(int n) {
     struct weft__worker_head s;
     weft__serial_head_init(&s);
-    return weft__task_body_fib(&s, n);
+    return weft__task_body_fib(&s, NULL, n);
 }
 
 TEST(task_computes_fib_in_pools_and_outside) {
@@ -115,15 +115,34 @@ WEFT_VOID_TASK(six, int, d1, int, d2, int, d3, int, d4, int, d5, int, level) {
     WEFT_SYNC(six, t0);
 }
 
+/* Five arguments: the body reads the worker's newest frame where it starts
+ * instead of taking it as a parameter (weft/join.h, WEFT__TOP_T5); a
+ * WEFT_JOIN whose offered half runs as a loop, and a count of the calls. */
+WEFT_TASK(long, sum_five, const long *, a, size_t, lo, size_t, hi, long, bias, long *, calls) {
+    /* Relaxed: a count, read after weft_run, which orders it. */
+    __atomic_fetch_add(calls, 1, __ATOMIC_RELAXED);
+    if (hi - lo <= 3) {
+        long s = 0;
+        for (size_t i = lo; i < hi; i++)
+            s += a[i] + bias;
+        return s;
+    }
+    size_t mid = lo + (hi - lo) / 2;
+    long x, y;
+    WEFT_JOIN(x, sum_five, (a, lo, mid, bias, calls), y, sum_five, (a, mid, hi, bias, calls));
+    return x + y;
+}
+
 typedef struct sums {
     const long *a;
     size_t n;
-    long r;
+    long r, r5, calls;
 } sums;
 
 static void sums_root(void *arg) {
     sums *s = arg;
     s->r = sum_even_level(s->a, 0, s->n, 1);
+    s->r5 = sum_five(s->a, 0, s->n, 1, &s->calls);
     six(0, 0, 0, 0, 0, 5);
 }
 
@@ -137,15 +156,20 @@ TEST(task_with_several_arguments) {
     }
     struct weft__worker_head serial;
     weft__serial_head_init(&serial);
-    CHECK_EQ(weft__task_body_sum_odd_level(&serial, a, 0, N, 1), want); /* no pool */
+    CHECK_EQ(weft__task_body_sum_odd_level(&serial, NULL, a, 0, N, 1), want); /* no pool */
     CHECK_EQ(sum_even_level(a, 0, N, 1), want); /* outside: the default pool */
+    long serial_calls = 0;
+    CHECK_EQ(weft__task_body_sum_five(&serial, NULL, a, 0, N, 1, &serial_calls), want);
+    CHECK(serial_calls > N / 4);
     for (unsigned threads = 1; threads <= 4; threads++) {
         weft_pool *pool = threads % 2 ? make_pool(threads) : make_waiting_pool(threads);
         for (int i = 0; i < SIX_LEAVES; i++)
             atomic_store(&six_seen[i], 0);
-        sums s = {a, N, 0};
+        sums s = {a, N, 0, 0, 0};
         weft_run(pool, sums_root, &s);
         CHECK_EQ(s.r, want);
+        CHECK_EQ(s.r5, want);
+        CHECK_EQ(s.calls, serial_calls); /* every call once: none lost, none twice */
         /* Five levels of three: each of the 3^5 five-digit leaves once. */
         for (int i = 0; i < SIX_LEAVES; i++)
             CHECK_EQ(atomic_load(&six_seen[i]), i < 243 ? 1 : 0);
@@ -416,8 +440,8 @@ TEST(join_computes_in_pools_and_outside) {
     CHECK_EQ(fib_join(n), fib_serial(n)); /* outside every pool */
     struct weft__worker_head serial;
     weft__serial_head_init(&serial);
-    CHECK_EQ(weft__task_body_fib_join(&serial, n), fib_serial(n)); /* no pool */
-    CHECK_EQ(weft__task_body_join_odd(&serial, a, 0, N, 1), want);
+    CHECK_EQ(weft__task_body_fib_join(&serial, NULL, n), fib_serial(n)); /* no pool */
+    CHECK_EQ(weft__task_body_join_odd(&serial, NULL, a, 0, N, 1), want);
     for (unsigned threads = 1; threads <= 4; threads++) {
         weft_pool *pool = threads % 2 ? make_pool(threads) : make_waiting_pool(threads);
         joins_call c = {n, 0, 0, a, N};

@@ -293,19 +293,17 @@ WEFT_API void weft__join_fork_cold_keep_3s(void) WEFT__JOIN_NOTHROW;
  * ran B, or waited until whoever took it had. The typed joins below share
  * the two halves. */
 #ifdef __GNUC__
-/* The fork, where self is 0 or WEFT__FORK_SELF (b_arg is then fr itself,
- * and is not written). */
-static inline __attribute__((always_inline)) struct weft__join_frame *
-weft__join_fork_as(struct weft__worker_head *w, struct weft__join_frame *fr, weft_fn *b,
-                   void *b_arg, uintptr_t self) {
-    struct weft__join_frame *prev;
+/* The fork of fr over prev, the worker's newest frame, where self is 0 or
+ * WEFT__FORK_SELF (b_arg is then fr itself, and is not written). */
+static inline __attribute__((always_inline)) void
+weft__join_fork_on(struct weft__worker_head *w, struct weft__join_frame *prev,
+                   struct weft__join_frame *fr, weft_fn *b, void *b_arg, uintptr_t self) {
     uintptr_t c;
     fr->fork.fn = b;
     if (!self)
         fr->fork.arg = b_arg;
-    /* Relaxed: only this thread stores frames. No group, no priority: B's
-     * are the head's until they change, and the library stamps them then. */
-    prev = WEFT__LOAD(&w->frames, relaxed);
+    /* No group, no priority: B's are the head's until they change, and the
+     * library stamps them then. */
     fr->fork.prev = WEFT__CAST(reinterpret, uintptr_t, prev) | self;
     /* Release: a thief that reads frames (acquire) sees fr's fork part. */
     WEFT__STORE(&w->frames, fr, release);
@@ -318,12 +316,17 @@ weft__join_fork_as(struct weft__worker_head *w, struct weft__join_frame *fr, wef
     if (__builtin_expect(c == WEFT__CAST(reinterpret, uintptr_t, prev) || (c & WEFT__CLAIM_BITS),
                          0))
         WEFT__JOIN_FORK_COLD(w, fr);
-    return prev;
 }
 
+/* The worker's newest frame. Relaxed: only this thread stores frames. */
+#define WEFT__JOIN_TOP(w) WEFT__LOAD(&(w)->frames, relaxed)
+
+/* The fork of fr over the newest frame, which it returns (the pop's prev). */
 static inline __attribute__((always_inline)) struct weft__join_frame *
 weft__join_fork(struct weft__worker_head *w, struct weft__join_frame *fr, weft_fn *b, void *b_arg) {
-    return weft__join_fork_as(w, fr, b, b_arg, 0);
+    struct weft__join_frame *prev = WEFT__JOIN_TOP(w);
+    weft__join_fork_on(w, prev, fr, b, b_arg, 0);
+    return prev;
 }
 
 static inline __attribute__((always_inline)) int weft__join_pop(struct weft__worker_head *w,
@@ -368,7 +371,10 @@ static inline __attribute__((always_inline)) void weft__join(weft_fn *a, void *a
  * worker's head as a hidden first parameter, weft__w, which WEFT_FORK,
  * WEFT_CALL and WEFT_SYNC pass on: through a recursion the head stays in a
  * register, with no thread-local load and no test for "outside every pool"
- * on the fast path. The task's frame holds B's argument and result beside
+ * on the fast path. A task of up to four arguments also takes the
+ * worker's newest frame, weft__top, which WEFT_FORK and WEFT_SYNC keep
+ * current, so that a fork reads nothing from the head (see
+ * WEFT__TOP_T1). The task's frame holds B's argument and result beside
  * the join frame; a thief's entry (weft__task_run_NAME) reads the one and
  * writes the other there, and the sync of a B still private calls the body
  * with the argument in a register and returns its result in one.
@@ -390,14 +396,14 @@ static inline void weft__serial_head_init(struct weft__worker_head *s) {
                               WEFT__CAST(static, uintptr_t, WEFT__CLAIM_BITS));
 }
 
-/* The pop of a task's frame: its older frame is in its link. */
+/* The older frame of a task's frame, from its link (only this thread
+ * writes a frame's link, a fork or a stamp: frame.c), and the frame's pop. */
+#define WEFT__TASK_PREV(fr)                                                                        \
+    WEFT__CAST(reinterpret, struct weft__join_frame *,                                             \
+               (fr)->fork.prev & ~WEFT__CAST(static, uintptr_t, WEFT__FORK_BITS))
 static inline __attribute__((always_inline)) int weft__task_pop(struct weft__worker_head *w,
                                                                 struct weft__join_frame *fr) {
-    /* Only this thread writes a frame's link, a fork or a stamp (frame.c). */
-    return weft__join_pop(
-        w, fr,
-        WEFT__CAST(reinterpret, struct weft__join_frame *,
-                   fr->fork.prev & ~WEFT__CAST(static, uintptr_t, WEFT__FORK_BITS)));
+    return weft__join_pop(w, fr, WEFT__TASK_PREV(fr));
 }
 
 /* Argument lists. A task takes one to six arguments, each in a register
@@ -460,11 +466,13 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
     do {                                                                                           \
         struct weft__worker_head *weft__h = weft__tls_worker;                                      \
         if (weft__h) {                                                                             \
-            STORE(weft__x, weft__task_body_##name(weft__h, __VA_ARGS__));                          \
+            STORE(weft__x, weft__task_body_##name(weft__h, WEFT__JOIN_TOP(weft__h), __VA_ARGS__)); \
         } else {                                                                                   \
             struct weft__worker_head weft__serial;                                                 \
             weft__serial_head_init(&weft__serial);                                                 \
-            STORE(weft__x, weft__task_body_##name(&weft__serial, __VA_ARGS__));                    \
+            STORE(weft__x,                                                                         \
+                  weft__task_body_##name(&weft__serial, WEFT__NULL(struct weft__join_frame *),     \
+                                         __VA_ARGS__));                                            \
         }                                                                                          \
     } while (0)
 #define WEFT__TASK_STORE(x, call) ((x)->result = (call))
@@ -503,50 +511,109 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #else
 #define WEFT__TASK_NOEXCEPT
 #endif
-#define WEFT__TASK_DECL(R, RESULT_FIELD, name, ...)                                                \
-    WEFT__TASK_TYPES(name, RESULT_FIELD, __VA_ARGS__);                                             \
+
+/* Where the body finds the worker's newest frame. A task of up to four
+ * arguments takes it as a parameter, weft__top, beside the worker (as
+ * Lace's tasks take their deque head): a fork reads nothing from the
+ * worker, and the worker, the frame and the arguments fit x86-64's six
+ * argument registers. A task of five or six takes the worker and its
+ * arguments only, and its body reads the newest frame from the worker
+ * where it starts: a seventh parameter would go on the stack at every
+ * call (docs/performance.md, "Typed tasks"). Every call names the body
+ * with the frame: of a task of up to four arguments (REG) the body is the
+ * block the user writes; of five or six (MEM) it is an always-inline
+ * function that drops the frame and calls weft__task_call_NAME, which
+ * reads it and runs the user's block (weft__task_block_NAME, inlined
+ * into it). WEFT__TOP_Tn: n argument types; WEFT__TOP_Pn: n names and
+ * types. */
+#define WEFT__TOP_T1         REG
+#define WEFT__TOP_T2         REG
+#define WEFT__TOP_T3         REG
+#define WEFT__TOP_T4         REG
+#define WEFT__TOP_T5         MEM
+#define WEFT__TOP_T6         MEM
+#define WEFT__TOP_P2         REG
+#define WEFT__TOP_P4         REG
+#define WEFT__TOP_P6         REG
+#define WEFT__TOP_P8         REG
+#define WEFT__TOP_P10        MEM
+#define WEFT__TOP_P12        MEM
+#define WEFT__GMOVE(i, A, a) WEFT__MOVE(weft__p##i)
+#define WEFT__TASK_ENTRY_REG(R, RET, name, ...)                                                    \
     __attribute__((used)) static inline R weft__task_body_##name(                                  \
-        struct weft__worker_head *weft__w, WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__))      \
+        struct weft__worker_head *weft__w, struct weft__join_frame *weft__top,                     \
+        WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT;
+#define WEFT__TASK_ENTRY_MEM(R, RET, name, ...)                                                    \
+    static inline __attribute__((always_inline)) R weft__task_block_##name(                        \
+        struct weft__worker_head *weft__w, struct weft__join_frame *weft__top,                     \
+        WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT;                    \
+    __attribute__((used)) static inline R weft__task_call_##name(                                  \
+        struct weft__worker_head *weft__w, WEFT__TYPES(WEFT__GPARAM, WEFT__COMMA, __VA_ARGS__))    \
+        WEFT__TASK_NOEXCEPT {                                                                      \
+        RET weft__task_block_##name(weft__w, WEFT__JOIN_TOP(weft__w),                              \
+                                    WEFT__TYPES(WEFT__GMOVE, WEFT__COMMA, __VA_ARGS__));           \
+    }                                                                                              \
+    static inline __attribute__((always_inline, unused))                                           \
+    R weft__task_body_##name(struct weft__worker_head *weft__w,                                    \
+                             __attribute__((unused)) struct weft__join_frame *weft__top,           \
+                             WEFT__TYPES(WEFT__GPARAM, WEFT__COMMA, __VA_ARGS__))                  \
+        WEFT__TASK_NOEXCEPT {                                                                      \
+        RET weft__task_call_##name(weft__w, WEFT__TYPES(WEFT__GMOVE, WEFT__COMMA, __VA_ARGS__));   \
+    }
+#define WEFT__TASK_BLOCK_REG(R, name) __attribute__((used)) static inline R weft__task_body_##name
+#define WEFT__TASK_BLOCK_MEM(R, name) static inline R weft__task_block_##name
+#define WEFT__TASK_DECL(R, RET, RESULT_FIELD, name, ...)                                           \
+    WEFT__TASK_TYPES(name, RESULT_FIELD, __VA_ARGS__);                                             \
+    WEFT__CAT(WEFT__TASK_ENTRY_, WEFT__CAT(WEFT__TOP_T, WEFT__COUNT(__VA_ARGS__)))                 \
+    (R, RET, name, __VA_ARGS__) static R name(WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__))   \
         WEFT__TASK_NOEXCEPT;                                                                       \
-    static R name(WEFT__TYPES(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT;          \
     static void weft__task_run_##name(void *weft__t) WEFT__TASK_NOEXCEPT;                          \
     static inline __attribute__((always_inline, unused)) void weft__task_fork_##name(              \
-        struct weft__worker_head *weft__w, weft_task_##name *weft__x,                              \
-        WEFT__TYPES(WEFT__GPARAM, WEFT__COMMA, __VA_ARGS__)) {                                     \
+        struct weft__worker_head *weft__w, struct weft__join_frame *weft__top,                     \
+        weft_task_##name *weft__x, WEFT__TYPES(WEFT__GPARAM, WEFT__COMMA, __VA_ARGS__)) {          \
         WEFT__TYPES(WEFT__GSTORE, WEFT__NONE, __VA_ARGS__)                                         \
-        (void)weft__join_fork_as(weft__w, &weft__x->frame, weft__task_run_##name, weft__x,         \
-                                 WEFT__FORK_SELF);                                                 \
+        weft__join_fork_on(weft__w, weft__top, &weft__x->frame, weft__task_run_##name, weft__x,    \
+                           WEFT__FORK_SELF);                                                       \
     }                                                                                              \
     typedef int weft__task_##name##_declared
 
 #define WEFT_TASK_DECL(R, name, ...)                                                               \
-    WEFT__TASK_DECL(R, R result;, name, __VA_ARGS__);                                              \
+    WEFT__TASK_DECL(R, return, R result;, name, __VA_ARGS__);                                      \
     static inline __attribute__((always_inline, unused))                                           \
-    R weft__task_sync_##name(struct weft__worker_head *w, weft_task_##name *weft__x) {             \
-        return weft__task_pop(w, &weft__x->frame)                                                  \
-                   ? weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__))  \
+    R weft__task_sync_##name(struct weft__worker_head *w, struct weft__join_frame **weft__top,     \
+                             weft_task_##name *weft__x) {                                          \
+        struct weft__join_frame *weft__prev = WEFT__TASK_PREV(&weft__x->frame);                    \
+        *weft__top = weft__prev;                                                                   \
+        return weft__join_pop(w, &weft__x->frame, weft__prev)                                      \
+                   ? weft__task_body_##name(w, weft__prev,                                         \
+                                            WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__))     \
                    : WEFT__MOVE(weft__x->result);                                                  \
     }                                                                                              \
     static inline __attribute__((unused)) R weft__task_rest_##name(                                \
         struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
         return __builtin_expect(weft__popped, 1)                                                   \
-                   ? weft__task_body_##name(weft__w,                                               \
+                   ? weft__task_body_##name(weft__w, WEFT__TASK_PREV(&weft__y.frame),              \
                                             WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__))     \
                    : WEFT__MOVE(weft__y.result);                                                   \
     }                                                                                              \
     typedef int weft__task_##name##_synced
 
 #define WEFT_VOID_TASK_DECL(name, ...)                                                             \
-    WEFT__TASK_DECL(void, , name, __VA_ARGS__);                                                    \
+    WEFT__TASK_DECL(void, , , name, __VA_ARGS__);                                                  \
     static inline __attribute__((always_inline, unused)) void weft__task_sync_##name(              \
-        struct weft__worker_head *w, weft_task_##name *weft__x) {                                  \
-        if (weft__task_pop(w, &weft__x->frame))                                                    \
-            weft__task_body_##name(w, WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__));          \
+        struct weft__worker_head *w, struct weft__join_frame **weft__top,                          \
+        weft_task_##name *weft__x) {                                                               \
+        struct weft__join_frame *weft__prev = WEFT__TASK_PREV(&weft__x->frame);                    \
+        *weft__top = weft__prev;                                                                   \
+        if (weft__join_pop(w, &weft__x->frame, weft__prev))                                        \
+            weft__task_body_##name(w, weft__prev,                                                  \
+                                   WEFT__TYPES(WEFT__FROM, WEFT__COMMA, __VA_ARGS__));             \
     }                                                                                              \
     static inline __attribute__((unused)) void weft__task_rest_##name(                             \
         struct weft__worker_head *weft__w, int weft__popped, weft_task_##name weft__y) {           \
         if (__builtin_expect(weft__popped, 1))                                                     \
-            weft__task_body_##name(weft__w, WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__));    \
+            weft__task_body_##name(weft__w, WEFT__TASK_PREV(&weft__y.frame),                       \
+                                   WEFT__TYPES(WEFT__KEPT, WEFT__COMMA, __VA_ARGS__));             \
     }                                                                                              \
     typedef int weft__task_##name##_synced
 
@@ -563,8 +630,9 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         WEFT__TASK_NOEXCEPT {                                                                      \
         struct weft__worker_head *weft__h = weft__tls_worker;                                      \
         if (__builtin_expect(weft__h != WEFT__NULL(struct weft__worker_head *), 1))                \
-            WEFT__RETURN_##STORE(weft__task_body_##name(                                           \
-                weft__h, WEFT__PAIRS(WEFT__NAME, WEFT__COMMA, __VA_ARGS__)));                      \
+            WEFT__RETURN_##STORE(                                                                  \
+                weft__task_body_##name(weft__h, WEFT__JOIN_TOP(weft__h),                           \
+                                       WEFT__PAIRS(WEFT__NAME, WEFT__COMMA, __VA_ARGS__)));        \
         {                                                                                          \
             weft_task_##name weft__c, *weft__x = &weft__c; /* off every worker only */             \
             WEFT__PAIRS(WEFT__USTORE, WEFT__NONE, __VA_ARGS__)                                     \
@@ -572,9 +640,10 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
             WEFT__RETURN_##STORE(WEFT__RESULT_##STORE(weft__x));                                   \
         }                                                                                          \
     }                                                                                              \
-    __attribute__((used)) static inline R weft__task_body_##name(                                  \
-        __attribute__((unused)) struct weft__worker_head *weft__w,                                 \
-        WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT
+    WEFT__CAT(WEFT__TASK_BLOCK_, WEFT__CAT(WEFT__TOP_P, WEFT__COUNT(__VA_ARGS__)))                 \
+    (R, name)(__attribute__((unused)) struct weft__worker_head * weft__w,                          \
+              __attribute__((unused)) struct weft__join_frame * weft__top,                         \
+              WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT
 /* Return a call's value, or make a void call and return (ISO C has no
  * return of a void expression); the frame's result, or nothing. */
 #define WEFT__RETURN_WEFT__TASK_STORE(call) return (call)
@@ -600,9 +669,10 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * call name(x...) on this worker, and sync t (its result). */
 #define WEFT_FORK(name, t, ...)                                                                    \
     weft_task_##name t;                                                                            \
-    weft__task_fork_##name(weft__w, &(t), __VA_ARGS__)
-#define WEFT_CALL(name, ...) weft__task_body_##name(weft__w, __VA_ARGS__)
-#define WEFT_SYNC(name, t)   weft__task_sync_##name(weft__w, &(t))
+    weft__task_fork_##name(weft__w, weft__top, &(t), __VA_ARGS__);                                 \
+    weft__top = &(t).frame
+#define WEFT_CALL(name, ...) weft__task_body_##name(weft__w, weft__top, __VA_ARGS__)
+#define WEFT_SYNC(name, t)   weft__task_sync_##name(weft__w, &weft__top, &(t))
 
 /* Inside a task's body: a = name_a(xa...) here while name_b(xb...) is
  * offered to idle workers, then b = name_b(xb...) here unless a worker
@@ -618,8 +688,8 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
         weft_task_##name_b weft__y;                                                                \
         {                                                                                          \
             weft_task_##name_b weft__t;                                                            \
-            weft__task_fork_##name_b(weft__w, &weft__t, WEFT__UNPAREN args_b);                     \
-            set_a weft__task_body_##name_a(weft__w, WEFT__UNPAREN args_a);                         \
+            weft__task_fork_##name_b(weft__w, weft__top, &weft__t, WEFT__UNPAREN args_b);          \
+            set_a weft__task_body_##name_a(weft__w, &weft__t.frame, WEFT__UNPAREN args_a);         \
             weft__popped = weft__task_pop(weft__w, &weft__t.frame);                                \
             /* the frame: the arguments, and the result if another thread ran it */                \
             weft__y = WEFT__MOVE(weft__t);                                                         \

@@ -1060,7 +1060,7 @@ WEFT_TASK(int, throws_at_the_leaves, int, n) {
 }
 
 static_assert(noexcept(throws_at_the_leaves(0)) &&noexcept(weft__task_run_throws_at_the_leaves(
-                  nullptr)) &&noexcept(weft__task_body_throws_at_the_leaves(nullptr, 0)),
+                  nullptr)) &&noexcept(weft__task_body_throws_at_the_leaves(nullptr, nullptr, 0)),
               "a typed task's entry, thief's entry and body are noexcept");
 
 TEST(an_exception_leaving_a_typed_task_terminates) {
