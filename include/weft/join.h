@@ -525,7 +525,18 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * function that drops the frame and calls weft__task_call_NAME, which
  * reads it and runs the user's block (weft__task_block_NAME, inlined
  * into it). WEFT__TOP_Tn: n argument types; WEFT__TOP_Pn: n names and
- * types. */
+ * types.
+ *
+ * Why weft__top is the worker's newest frame whenever the body forks or
+ * syncs: the worker's frames change only by a fork (links one, newest) and
+ * a pop (unlinks the newest), made by the thread that owns them, so they
+ * nest as calls do. The body's own forks and syncs keep weft__top in step
+ * (WEFT_FORK sets it to the new frame, WEFT_SYNC to the older one, and
+ * WEFT_JOIN passes the new frame to A). Whatever the body calls between
+ * them (a task, a wait that runs published work, a thief's entry, a
+ * weft_join) pops every frame it forks before it returns. Publishing a
+ * frame or losing it to a thief moves the claim word, not the links: the
+ * frame stays the newest until its owner's pop. */
 #define WEFT__TOP_T1         REG
 #define WEFT__TOP_T2         REG
 #define WEFT__TOP_T3         REG
