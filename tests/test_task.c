@@ -325,11 +325,16 @@ WEFT_VOID_TASK(nothing_task, int, x) {
 }
 
 /* The outer fork is the episode's first (it may be published); the inner
- * one stays private while the event is waited for. */
+ * one stays private while the event is waited for. The wait publishes
+ * both and runs t's call; t stays the worker's newest frame until its
+ * sync, so a fork after the wait links over it (weft/join.h, why the
+ * body's weft__top stays current). */
 WEFT_VOID_TASK(wait_for_own_task, weft_event *, e) {
     WEFT_FORK(nothing_task, outer, 0);
     WEFT_FORK(signal_it, t, e);
     weft_event_wait(e);
+    WEFT_FORK(nothing_task, after, 1);
+    WEFT_SYNC(nothing_task, after);
     CHECK_EQ(WEFT_SYNC(signal_it, t), 7);
     WEFT_SYNC(nothing_task, outer);
     spinners_stop_all();
@@ -492,8 +497,13 @@ TEST(join_belongs_to_the_joining_group) {
 
 /* The first call waits for what the offered one signals, while every other
  * worker spins: only the waiting thread can run it. */
+/* A, whose wait runs B from the join's frame, then joins two calls over
+ * that frame, still the worker's newest. */
 WEFT_TASK(int, wait_it, weft_event *, e) {
     weft_event_wait(e);
+    long x, y;
+    WEFT_JOIN(x, fib, (10), y, fib, (9));
+    CHECK_EQ(x + y, 89);
     return 5;
 }
 

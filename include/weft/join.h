@@ -524,8 +524,8 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
  * block the user writes; of five or six (MEM) it is an always-inline
  * function that drops the frame and calls weft__task_call_NAME, which
  * reads it and runs the user's block (weft__task_block_NAME, inlined
- * into it). WEFT__TOP_Tn: n argument types; WEFT__TOP_Pn: n names and
- * types.
+ * into it). WEFT__TOP_Tn: the kind of a task of n arguments (where the
+ * task is defined, n counts the types of its name and type pairs).
  *
  * Why weft__top is the worker's newest frame whenever the body forks or
  * syncs: the worker's frames change only by a fork (links one, newest) and
@@ -543,12 +543,6 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
 #define WEFT__TOP_T4         REG
 #define WEFT__TOP_T5         MEM
 #define WEFT__TOP_T6         MEM
-#define WEFT__TOP_P2         REG
-#define WEFT__TOP_P4         REG
-#define WEFT__TOP_P6         REG
-#define WEFT__TOP_P8         REG
-#define WEFT__TOP_P10        MEM
-#define WEFT__TOP_P12        MEM
 #define WEFT__GMOVE(i, A, a) WEFT__MOVE(weft__p##i)
 #define WEFT__TASK_ENTRY_REG(R, RET, name, ...)                                                    \
     __attribute__((used)) static inline R weft__task_body_##name(                                  \
@@ -651,7 +645,9 @@ static inline __attribute__((always_inline)) int weft__task_pop(struct weft__wor
             WEFT__RETURN_##STORE(WEFT__RESULT_##STORE(weft__x));                                   \
         }                                                                                          \
     }                                                                                              \
-    WEFT__CAT(WEFT__TASK_BLOCK_, WEFT__CAT(WEFT__TOP_P, WEFT__COUNT(__VA_ARGS__)))                 \
+    WEFT__CAT(                                                                                     \
+        WEFT__TASK_BLOCK_,                                                                         \
+        WEFT__CAT(WEFT__TOP_T, WEFT__COUNT(WEFT__PAIRS(WEFT__TYPE, WEFT__COMMA, __VA_ARGS__))))    \
     (R, name)(__attribute__((unused)) struct weft__worker_head * weft__w,                          \
               __attribute__((unused)) struct weft__join_frame * weft__top,                         \
               WEFT__PAIRS(WEFT__PARAM, WEFT__COMMA, __VA_ARGS__)) WEFT__TASK_NOEXCEPT
